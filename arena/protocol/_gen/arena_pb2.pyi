@@ -1,0 +1,334 @@
+from google.protobuf.internal import containers as _containers
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from collections.abc import Iterable as _Iterable, Mapping as _Mapping
+from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
+
+DESCRIPTOR: _descriptor.FileDescriptor
+
+class Phase(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    PHASE_UNSPECIFIED: _ClassVar[Phase]
+    PHASE_UPCARD_OFFER: _ClassVar[Phase]
+    PHASE_DRAW: _ClassVar[Phase]
+    PHASE_DISCARD: _ClassVar[Phase]
+    PHASE_WALL_OFFER: _ClassVar[Phase]
+    PHASE_WALL_DISCARD: _ClassVar[Phase]
+    PHASE_DEFEND: _ClassVar[Phase]
+    PHASE_HAND_OVER: _ClassVar[Phase]
+PHASE_UNSPECIFIED: Phase
+PHASE_UPCARD_OFFER: Phase
+PHASE_DRAW: Phase
+PHASE_DISCARD: Phase
+PHASE_WALL_OFFER: Phase
+PHASE_WALL_DISCARD: Phase
+PHASE_DEFEND: Phase
+PHASE_HAND_OVER: Phase
+
+class BotMessage(_message.Message):
+    __slots__ = ("hello", "action")
+    HELLO_FIELD_NUMBER: _ClassVar[int]
+    ACTION_FIELD_NUMBER: _ClassVar[int]
+    hello: Hello
+    action: ActionReply
+    def __init__(self, hello: _Optional[_Union[Hello, _Mapping]] = ..., action: _Optional[_Union[ActionReply, _Mapping]] = ...) -> None: ...
+
+class Hello(_message.Message):
+    __slots__ = ("name", "protocol_version", "token", "want")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    PROTOCOL_VERSION_FIELD_NUMBER: _ClassVar[int]
+    TOKEN_FIELD_NUMBER: _ClassVar[int]
+    WANT_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    protocol_version: int
+    token: str
+    want: str
+    def __init__(self, name: _Optional[str] = ..., protocol_version: _Optional[int] = ..., token: _Optional[str] = ..., want: _Optional[str] = ...) -> None: ...
+
+class ActionReply(_message.Message):
+    __slots__ = ("request_id", "action")
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    ACTION_FIELD_NUMBER: _ClassVar[int]
+    request_id: int
+    action: Action
+    def __init__(self, request_id: _Optional[int] = ..., action: _Optional[_Union[Action, _Mapping]] = ...) -> None: ...
+
+class Action(_message.Message):
+    __slots__ = ("take_upcard", "draw_stock", "draw_discard", "discard", "knock", "gin", "big_gin", "defend")
+    TAKE_UPCARD_FIELD_NUMBER: _ClassVar[int]
+    PASS_FIELD_NUMBER: _ClassVar[int]
+    DRAW_STOCK_FIELD_NUMBER: _ClassVar[int]
+    DRAW_DISCARD_FIELD_NUMBER: _ClassVar[int]
+    DISCARD_FIELD_NUMBER: _ClassVar[int]
+    KNOCK_FIELD_NUMBER: _ClassVar[int]
+    GIN_FIELD_NUMBER: _ClassVar[int]
+    BIG_GIN_FIELD_NUMBER: _ClassVar[int]
+    DEFEND_FIELD_NUMBER: _ClassVar[int]
+    take_upcard: Empty
+    draw_stock: Empty
+    draw_discard: Empty
+    discard: CardMove
+    knock: Knock
+    gin: Knock
+    big_gin: BigGin
+    defend: Defend
+    def __init__(self, take_upcard: _Optional[_Union[Empty, _Mapping]] = ..., draw_stock: _Optional[_Union[Empty, _Mapping]] = ..., draw_discard: _Optional[_Union[Empty, _Mapping]] = ..., discard: _Optional[_Union[CardMove, _Mapping]] = ..., knock: _Optional[_Union[Knock, _Mapping]] = ..., gin: _Optional[_Union[Knock, _Mapping]] = ..., big_gin: _Optional[_Union[BigGin, _Mapping]] = ..., defend: _Optional[_Union[Defend, _Mapping]] = ..., **kwargs) -> None: ...
+
+class Empty(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class CardMove(_message.Message):
+    __slots__ = ("card",)
+    CARD_FIELD_NUMBER: _ClassVar[int]
+    card: str
+    def __init__(self, card: _Optional[str] = ...) -> None: ...
+
+class Meld(_message.Message):
+    __slots__ = ("cards",)
+    CARDS_FIELD_NUMBER: _ClassVar[int]
+    cards: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, cards: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class Knock(_message.Message):
+    __slots__ = ("discard", "melds")
+    DISCARD_FIELD_NUMBER: _ClassVar[int]
+    MELDS_FIELD_NUMBER: _ClassVar[int]
+    discard: str
+    melds: _containers.RepeatedCompositeFieldContainer[Meld]
+    def __init__(self, discard: _Optional[str] = ..., melds: _Optional[_Iterable[_Union[Meld, _Mapping]]] = ...) -> None: ...
+
+class BigGin(_message.Message):
+    __slots__ = ("melds",)
+    MELDS_FIELD_NUMBER: _ClassVar[int]
+    melds: _containers.RepeatedCompositeFieldContainer[Meld]
+    def __init__(self, melds: _Optional[_Iterable[_Union[Meld, _Mapping]]] = ...) -> None: ...
+
+class Layoff(_message.Message):
+    __slots__ = ("card", "meld_index")
+    CARD_FIELD_NUMBER: _ClassVar[int]
+    MELD_INDEX_FIELD_NUMBER: _ClassVar[int]
+    card: str
+    meld_index: int
+    def __init__(self, card: _Optional[str] = ..., meld_index: _Optional[int] = ...) -> None: ...
+
+class Defend(_message.Message):
+    __slots__ = ("best", "melds", "layoffs")
+    BEST_FIELD_NUMBER: _ClassVar[int]
+    MELDS_FIELD_NUMBER: _ClassVar[int]
+    LAYOFFS_FIELD_NUMBER: _ClassVar[int]
+    best: bool
+    melds: _containers.RepeatedCompositeFieldContainer[Meld]
+    layoffs: _containers.RepeatedCompositeFieldContainer[Layoff]
+    def __init__(self, best: _Optional[bool] = ..., melds: _Optional[_Iterable[_Union[Meld, _Mapping]]] = ..., layoffs: _Optional[_Iterable[_Union[Layoff, _Mapping]]] = ...) -> None: ...
+
+class ServerMessage(_message.Message):
+    __slots__ = ("match_start", "request", "event", "rejected", "match_end")
+    MATCH_START_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_FIELD_NUMBER: _ClassVar[int]
+    EVENT_FIELD_NUMBER: _ClassVar[int]
+    REJECTED_FIELD_NUMBER: _ClassVar[int]
+    MATCH_END_FIELD_NUMBER: _ClassVar[int]
+    match_start: MatchStart
+    request: DecisionRequest
+    event: Event
+    rejected: ActionRejected
+    match_end: MatchEnd
+    def __init__(self, match_start: _Optional[_Union[MatchStart, _Mapping]] = ..., request: _Optional[_Union[DecisionRequest, _Mapping]] = ..., event: _Optional[_Union[Event, _Mapping]] = ..., rejected: _Optional[_Union[ActionRejected, _Mapping]] = ..., match_end: _Optional[_Union[MatchEnd, _Mapping]] = ...) -> None: ...
+
+class TimeControl(_message.Message):
+    __slots__ = ("hello_timeout_ms", "decision_ms", "bank_ms", "margin_ms", "max_strikes", "max_rejections")
+    HELLO_TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
+    DECISION_MS_FIELD_NUMBER: _ClassVar[int]
+    BANK_MS_FIELD_NUMBER: _ClassVar[int]
+    MARGIN_MS_FIELD_NUMBER: _ClassVar[int]
+    MAX_STRIKES_FIELD_NUMBER: _ClassVar[int]
+    MAX_REJECTIONS_FIELD_NUMBER: _ClassVar[int]
+    hello_timeout_ms: int
+    decision_ms: int
+    bank_ms: int
+    margin_ms: int
+    max_strikes: int
+    max_rejections: int
+    def __init__(self, hello_timeout_ms: _Optional[int] = ..., decision_ms: _Optional[int] = ..., bank_ms: _Optional[int] = ..., margin_ms: _Optional[int] = ..., max_strikes: _Optional[int] = ..., max_rejections: _Optional[int] = ...) -> None: ...
+
+class MatchStart(_message.Message):
+    __slots__ = ("match_id", "seat", "rules_preset", "rules_json", "time_control", "opponent_name", "protocol_version")
+    MATCH_ID_FIELD_NUMBER: _ClassVar[int]
+    SEAT_FIELD_NUMBER: _ClassVar[int]
+    RULES_PRESET_FIELD_NUMBER: _ClassVar[int]
+    RULES_JSON_FIELD_NUMBER: _ClassVar[int]
+    TIME_CONTROL_FIELD_NUMBER: _ClassVar[int]
+    OPPONENT_NAME_FIELD_NUMBER: _ClassVar[int]
+    PROTOCOL_VERSION_FIELD_NUMBER: _ClassVar[int]
+    match_id: str
+    seat: int
+    rules_preset: str
+    rules_json: str
+    time_control: TimeControl
+    opponent_name: str
+    protocol_version: int
+    def __init__(self, match_id: _Optional[str] = ..., seat: _Optional[int] = ..., rules_preset: _Optional[str] = ..., rules_json: _Optional[str] = ..., time_control: _Optional[_Union[TimeControl, _Mapping]] = ..., opponent_name: _Optional[str] = ..., protocol_version: _Optional[int] = ...) -> None: ...
+
+class PublicAction(_message.Message):
+    __slots__ = ("seat", "action", "card")
+    SEAT_FIELD_NUMBER: _ClassVar[int]
+    ACTION_FIELD_NUMBER: _ClassVar[int]
+    CARD_FIELD_NUMBER: _ClassVar[int]
+    seat: int
+    action: Action
+    card: str
+    def __init__(self, seat: _Optional[int] = ..., action: _Optional[_Union[Action, _Mapping]] = ..., card: _Optional[str] = ...) -> None: ...
+
+class RevealedHand(_message.Message):
+    __slots__ = ("seat", "melds", "deadwood", "layoffs", "deadwood_value")
+    SEAT_FIELD_NUMBER: _ClassVar[int]
+    MELDS_FIELD_NUMBER: _ClassVar[int]
+    DEADWOOD_FIELD_NUMBER: _ClassVar[int]
+    LAYOFFS_FIELD_NUMBER: _ClassVar[int]
+    DEADWOOD_VALUE_FIELD_NUMBER: _ClassVar[int]
+    seat: int
+    melds: _containers.RepeatedCompositeFieldContainer[Meld]
+    deadwood: _containers.RepeatedScalarFieldContainer[str]
+    layoffs: _containers.RepeatedCompositeFieldContainer[Layoff]
+    deadwood_value: int
+    def __init__(self, seat: _Optional[int] = ..., melds: _Optional[_Iterable[_Union[Meld, _Mapping]]] = ..., deadwood: _Optional[_Iterable[str]] = ..., layoffs: _Optional[_Iterable[_Union[Layoff, _Mapping]]] = ..., deadwood_value: _Optional[int] = ...) -> None: ...
+
+class View(_message.Message):
+    __slots__ = ("seat", "phase", "turn", "dealer", "hand", "opponent_hand_size", "opponent_known", "discard_pile", "stock_count", "knock_limit", "upcard", "history", "revealed", "scores", "hand_number", "taken_discard")
+    SEAT_FIELD_NUMBER: _ClassVar[int]
+    PHASE_FIELD_NUMBER: _ClassVar[int]
+    TURN_FIELD_NUMBER: _ClassVar[int]
+    DEALER_FIELD_NUMBER: _ClassVar[int]
+    HAND_FIELD_NUMBER: _ClassVar[int]
+    OPPONENT_HAND_SIZE_FIELD_NUMBER: _ClassVar[int]
+    OPPONENT_KNOWN_FIELD_NUMBER: _ClassVar[int]
+    DISCARD_PILE_FIELD_NUMBER: _ClassVar[int]
+    STOCK_COUNT_FIELD_NUMBER: _ClassVar[int]
+    KNOCK_LIMIT_FIELD_NUMBER: _ClassVar[int]
+    UPCARD_FIELD_NUMBER: _ClassVar[int]
+    HISTORY_FIELD_NUMBER: _ClassVar[int]
+    REVEALED_FIELD_NUMBER: _ClassVar[int]
+    SCORES_FIELD_NUMBER: _ClassVar[int]
+    HAND_NUMBER_FIELD_NUMBER: _ClassVar[int]
+    TAKEN_DISCARD_FIELD_NUMBER: _ClassVar[int]
+    seat: int
+    phase: Phase
+    turn: int
+    dealer: int
+    hand: _containers.RepeatedScalarFieldContainer[str]
+    opponent_hand_size: int
+    opponent_known: _containers.RepeatedScalarFieldContainer[str]
+    discard_pile: _containers.RepeatedScalarFieldContainer[str]
+    stock_count: int
+    knock_limit: int
+    upcard: str
+    history: _containers.RepeatedCompositeFieldContainer[PublicAction]
+    revealed: _containers.RepeatedCompositeFieldContainer[RevealedHand]
+    scores: _containers.RepeatedScalarFieldContainer[int]
+    hand_number: int
+    taken_discard: str
+    def __init__(self, seat: _Optional[int] = ..., phase: _Optional[_Union[Phase, str]] = ..., turn: _Optional[int] = ..., dealer: _Optional[int] = ..., hand: _Optional[_Iterable[str]] = ..., opponent_hand_size: _Optional[int] = ..., opponent_known: _Optional[_Iterable[str]] = ..., discard_pile: _Optional[_Iterable[str]] = ..., stock_count: _Optional[int] = ..., knock_limit: _Optional[int] = ..., upcard: _Optional[str] = ..., history: _Optional[_Iterable[_Union[PublicAction, _Mapping]]] = ..., revealed: _Optional[_Iterable[_Union[RevealedHand, _Mapping]]] = ..., scores: _Optional[_Iterable[int]] = ..., hand_number: _Optional[int] = ..., taken_discard: _Optional[str] = ...) -> None: ...
+
+class DecisionRequest(_message.Message):
+    __slots__ = ("request_id", "view", "legal", "time_left_ms", "bank_left_ms", "last_latency_ms", "previous_defaulted")
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    VIEW_FIELD_NUMBER: _ClassVar[int]
+    LEGAL_FIELD_NUMBER: _ClassVar[int]
+    TIME_LEFT_MS_FIELD_NUMBER: _ClassVar[int]
+    BANK_LEFT_MS_FIELD_NUMBER: _ClassVar[int]
+    LAST_LATENCY_MS_FIELD_NUMBER: _ClassVar[int]
+    PREVIOUS_DEFAULTED_FIELD_NUMBER: _ClassVar[int]
+    request_id: int
+    view: View
+    legal: _containers.RepeatedCompositeFieldContainer[Action]
+    time_left_ms: int
+    bank_left_ms: int
+    last_latency_ms: int
+    previous_defaulted: bool
+    def __init__(self, request_id: _Optional[int] = ..., view: _Optional[_Union[View, _Mapping]] = ..., legal: _Optional[_Iterable[_Union[Action, _Mapping]]] = ..., time_left_ms: _Optional[int] = ..., bank_left_ms: _Optional[int] = ..., last_latency_ms: _Optional[int] = ..., previous_defaulted: _Optional[bool] = ...) -> None: ...
+
+class HandResult(_message.Message):
+    __slots__ = ("hand_number", "winner", "kind", "points", "hands", "scores")
+    HAND_NUMBER_FIELD_NUMBER: _ClassVar[int]
+    WINNER_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    POINTS_FIELD_NUMBER: _ClassVar[int]
+    HANDS_FIELD_NUMBER: _ClassVar[int]
+    SCORES_FIELD_NUMBER: _ClassVar[int]
+    hand_number: int
+    winner: int
+    kind: str
+    points: int
+    hands: _containers.RepeatedCompositeFieldContainer[RevealedHand]
+    scores: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, hand_number: _Optional[int] = ..., winner: _Optional[int] = ..., kind: _Optional[str] = ..., points: _Optional[int] = ..., hands: _Optional[_Iterable[_Union[RevealedHand, _Mapping]]] = ..., scores: _Optional[_Iterable[int]] = ...) -> None: ...
+
+class Event(_message.Message):
+    __slots__ = ("opponent_action", "own_action_defaulted", "hand_result", "notice")
+    OPPONENT_ACTION_FIELD_NUMBER: _ClassVar[int]
+    OWN_ACTION_DEFAULTED_FIELD_NUMBER: _ClassVar[int]
+    HAND_RESULT_FIELD_NUMBER: _ClassVar[int]
+    NOTICE_FIELD_NUMBER: _ClassVar[int]
+    opponent_action: PublicAction
+    own_action_defaulted: PublicAction
+    hand_result: HandResult
+    notice: str
+    def __init__(self, opponent_action: _Optional[_Union[PublicAction, _Mapping]] = ..., own_action_defaulted: _Optional[_Union[PublicAction, _Mapping]] = ..., hand_result: _Optional[_Union[HandResult, _Mapping]] = ..., notice: _Optional[str] = ...) -> None: ...
+
+class ActionRejected(_message.Message):
+    __slots__ = ("request_id", "code", "reason", "legal", "rejections_left")
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    CODE_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    LEGAL_FIELD_NUMBER: _ClassVar[int]
+    REJECTIONS_LEFT_FIELD_NUMBER: _ClassVar[int]
+    request_id: int
+    code: str
+    reason: str
+    legal: _containers.RepeatedCompositeFieldContainer[Action]
+    rejections_left: int
+    def __init__(self, request_id: _Optional[int] = ..., code: _Optional[str] = ..., reason: _Optional[str] = ..., legal: _Optional[_Iterable[_Union[Action, _Mapping]]] = ..., rejections_left: _Optional[int] = ...) -> None: ...
+
+class MatchEnd(_message.Message):
+    __slots__ = ("match_id", "winner", "scores", "reason", "blamed_seat", "detail")
+    MATCH_ID_FIELD_NUMBER: _ClassVar[int]
+    WINNER_FIELD_NUMBER: _ClassVar[int]
+    SCORES_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    BLAMED_SEAT_FIELD_NUMBER: _ClassVar[int]
+    DETAIL_FIELD_NUMBER: _ClassVar[int]
+    match_id: str
+    winner: int
+    scores: _containers.RepeatedScalarFieldContainer[int]
+    reason: str
+    blamed_seat: int
+    detail: str
+    def __init__(self, match_id: _Optional[str] = ..., winner: _Optional[int] = ..., scores: _Optional[_Iterable[int]] = ..., reason: _Optional[str] = ..., blamed_seat: _Optional[int] = ..., detail: _Optional[str] = ...) -> None: ...
+
+class LeaderboardRequest(_message.Message):
+    __slots__ = ("limit",)
+    LIMIT_FIELD_NUMBER: _ClassVar[int]
+    limit: int
+    def __init__(self, limit: _Optional[int] = ...) -> None: ...
+
+class LeaderboardEntry(_message.Message):
+    __slots__ = ("bot", "rating", "sigma", "games", "wins")
+    BOT_FIELD_NUMBER: _ClassVar[int]
+    RATING_FIELD_NUMBER: _ClassVar[int]
+    SIGMA_FIELD_NUMBER: _ClassVar[int]
+    GAMES_FIELD_NUMBER: _ClassVar[int]
+    WINS_FIELD_NUMBER: _ClassVar[int]
+    bot: str
+    rating: float
+    sigma: float
+    games: int
+    wins: int
+    def __init__(self, bot: _Optional[str] = ..., rating: _Optional[float] = ..., sigma: _Optional[float] = ..., games: _Optional[int] = ..., wins: _Optional[int] = ...) -> None: ...
+
+class LeaderboardReply(_message.Message):
+    __slots__ = ("entries",)
+    ENTRIES_FIELD_NUMBER: _ClassVar[int]
+    entries: _containers.RepeatedCompositeFieldContainer[LeaderboardEntry]
+    def __init__(self, entries: _Optional[_Iterable[_Union[LeaderboardEntry, _Mapping]]] = ...) -> None: ...
