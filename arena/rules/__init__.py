@@ -27,6 +27,7 @@ from arena.rules.game import (
     SheetTotal,
     apply_action,
     deal_hand,
+    enter_result,
     game_outcome,
     new_game,
     total_sheet,
@@ -52,7 +53,7 @@ __all__ = [
     "HandState", "IllegalActionError", "Knock", "KnockInfo", "KnockScore", "MalformedError",
     "Meld", "NextDealer", "Pass", "Phase", "PlayerView", "PublicEvent", "RuleError",
     "RulesConfig", "Sheet", "SheetTotal", "Shutout", "TakeUpcard", "apply", "apply_action",
-    "best_melds", "can_lay_off", "deal", "deal_hand", "game_outcome", "is_legal",
+    "best_melds", "can_lay_off", "deal", "deal_hand", "enter_result", "game_outcome", "is_legal",
     "layoff_cards", "legal_actions", "min_deadwood", "new_game", "observe", "parse_action",
     "parse_card", "parse_cards", "preset", "total_sheet",
 ]

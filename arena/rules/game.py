@@ -103,10 +103,11 @@ def apply_action(game: GameState, seat: int, action: Action) -> GameState:
     hand = apply(game.hand, seat, action)
     if hand.result is None:
         return dataclasses.replace(game, hand=hand)
-    return _finish_hand(dataclasses.replace(game, hand=hand), hand.result)
+    return enter_result(dataclasses.replace(game, hand=hand), hand.result)
 
 
-def _finish_hand(game: GameState, result: HandResult) -> GameState:
+def enter_result(game: GameState, result: HandResult) -> GameState:
+    """Score a finished hand: sheets, hands won, the next dealer, the max_hands cap."""
     cfg = game.config
     sheets = game.sheets
     dealer = game.dealer

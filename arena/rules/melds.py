@@ -197,13 +197,12 @@ def _best(mask: int, runs_only: bool) -> tuple[int, tuple[int, ...]]:
         best_ch: tuple[int, ...] = ()
         # suffix bound: an upper bound on what melds j.. can still add
         stack: list[tuple[int, int, int, tuple[int, ...]]] = [(0, 0, 0, ())]
+        # Every disjoint combination; ties go to fewer (so longer) melds, which keeps a
+        # long run whole (it matters for Sequence Gin's bonuses and reads naturally).
         while stack:
             start, used, value, chosen = stack.pop()
-            if value > best_v:
+            if value > best_v or (value == best_v and len(chosen) < len(best_ch)):
                 best_v, best_ch = value, chosen
-            free_value = total - value
-            if value + free_value <= best_v:
-                continue
             for j in range(start, n):
                 m = melds[j]
                 if not m & used:
