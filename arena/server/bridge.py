@@ -1,0 +1,481 @@
+"""Serve the Arena gRPC service from a trio program ("design f" of the grpc-trio note).
+
+grpcio has no trio support, so the gRPC server is a grpc.aio server on an asyncio loop that
+runs in one helper thread. trio stays the root: the thread is a trio task, started with
+``trio.to_thread.run_sync`` inside :func:`serve_grpc`'s nursery, so a crash of the asyncio
+side lands in trio as an exception and tears the tree down the structured way.
+
+Exactly two calls cross between the loops:
+
+* asyncio -> trio: ``TrioToken.run_sync_soon`` (FIFO, so the messages of a stream arrive in
+  order and before the stream's end);
+* trio -> asyncio: ``loop.call_soon_threadsafe``.
+
+Both only schedule a callback; every callback is wrapped so it never raises (an exception
+escaping a ``run_sync_soon`` callback would kill the whole trio run). grpc objects are
+touched only on the asyncio thread; trio objects only on the trio thread (a
+:class:`Connection` is built on the asyncio thread but used only from trio afterwards).
+
+Per Play stream the asyncio side runs a writer loop (outbox -> write / finish) and a reader
+task (each message -> the connection's inbox); the trio side runs ``handler(conn)`` as a new
+task in a sessions nursery, inside the connection's own cancel scope.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import math
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any, Final, TypeAlias, TypeVarTuple
+
+import grpc
+import grpc.aio
+import structlog
+import trio
+from google.protobuf.message import DecodeError  # type: ignore[import-untyped]
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection
+
+from arena.protocol import pb, pb_grpc
+
+__all__ = [
+    "ARENA_SERVICE",
+    "INTERNAL_DETAILS",
+    "MALFORMED_DETAILS",
+    "MAX_UNREAD_MESSAGES",
+    "SHUTDOWN_DETAILS",
+    "Connection",
+    "Handler",
+    "serve_grpc",
+]
+
+log = structlog.get_logger(__name__)
+
+_Ts = TypeVarTuple("_Ts")
+
+ARENA_SERVICE: Final[str] = pb.DESCRIPTOR.services_by_name["Arena"].full_name
+"""Full name of the Arena service, ``"gin_arena.v1.Arena"``."""
+
+MAX_UNREAD_MESSAGES: Final = 64
+"""Messages a bot may send ahead of the session reading them. The protocol is strictly
+request / reply, so more means a flooding bot: its call ends with RESOURCE_EXHAUSTED and
+the session sees it as gone (cancelled), instead of the inbox growing without bound."""
+
+SHUTDOWN_DETAILS: Final = "server shutting down"
+"""Status details of the UNAVAILABLE that ends each open stream when the server stops."""
+
+INTERNAL_DETAILS: Final = "internal error"
+"""Status details of the INTERNAL that ends a stream whose session crashed."""
+
+MALFORMED_DETAILS: Final = "malformed message: not a gin_arena.v1.BotMessage"
+"""Status details of the INVALID_ARGUMENT that ends a stream whose bytes do not parse. The
+session sees such a bot as gone (its scope is cancelled)."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Finish:
+    """Outbox item: end the call with this status (OK = finish normally)."""
+
+    code: grpc.StatusCode
+    details: str
+
+
+_Outgoing: TypeAlias = "pb.ServerMessage | _Finish"
+
+
+def _run_guarded(fn: Callable[[*_Ts], object], *args: *_Ts) -> None:
+    """Run a cross-loop callback; log instead of raising (a raise would kill the loop)."""
+    try:
+        fn(*args)
+    except Exception:
+        log.exception("bridge_callback_failed", callback=getattr(fn, "__qualname__", repr(fn)))
+
+
+class Connection:
+    """One Play stream, as the trio side sees it.
+
+    All methods must be called from the trio thread. The bridge runs the handler inside
+    :attr:`cancel_scope`; when the call ends from the client's side (cancel, disconnect,
+    or EOF followed by the call ending) before the session closed or aborted it, that scope
+    is cancelled, so whatever the session is waiting on raises :class:`trio.Cancelled`.
+    """
+
+    def __init__(
+        self,
+        *,
+        peer: str,
+        metadata: Mapping[str, str | bytes],
+        post: Callable[[_Outgoing], None],
+    ) -> None:
+        """Built by the bridge on the asyncio thread; ``post`` hands an item to its writer."""
+        self.peer: Final = peer
+        """The client's address as gRPC reports it, e.g. ``"ipv4:127.0.0.1:53422"``."""
+        self.metadata: Final = MappingProxyType(dict(metadata))
+        """The call's invocation metadata (read-only; for a repeated key, the last value)."""
+        self.cancel_scope: Final = trio.CancelScope()
+        """The scope the session runs in; cancelled when the client goes away."""
+        self._post = post
+        self._inbox_send, self._inbox = trio.open_memory_channel[pb.BotMessage](math.inf)
+        self._is_finished = False  # close() or abort() was called
+        self._is_gone = False  # the call is over
+
+    @property
+    def is_gone(self) -> bool:
+        """True once the call is over: nothing sent from now on reaches the bot.
+
+        It becomes True when the client cancels or disconnects, and also shortly after
+        :meth:`close` or :meth:`abort` once gRPC has ended the call.
+        """
+        return self._is_gone
+
+    def send(self, message: pb.ServerMessage) -> None:
+        """Queue ``message`` for the bot without blocking.
+
+        Messages are written in order, and before any status set by :meth:`abort`. If the
+        bot is already gone the message is dropped silently (the session's scope is being
+        cancelled anyway). Raises :class:`trio.ClosedResourceError` after :meth:`close` or
+        :meth:`abort`, and :class:`TypeError` for anything but a ``pb.ServerMessage``.
+        """
+        if not isinstance(message, pb.ServerMessage):
+            raise TypeError(f"send() takes a pb.ServerMessage, not {type(message).__name__}")
+        if self._is_finished:
+            raise trio.ClosedResourceError("send() after close() or abort()")
+        if not self._is_gone:
+            self._post_item(message)
+
+    async def receive(self) -> pb.BotMessage | None:
+        """Wait for the bot's next message; None once the bot half-closed (EOF) or left.
+
+        Messages sent before the EOF are all returned first. Cancellation (e.g. a
+        ``trio.fail_after`` move deadline) loses nothing: a message that arrives later is
+        returned by the next call. Raises :class:`trio.ClosedResourceError` after
+        :meth:`close` or :meth:`abort`.
+        """
+        try:
+            return await self._inbox.receive()
+        except trio.EndOfChannel:
+            return None
+
+    def abort(self, code: grpc.StatusCode, details: str) -> None:
+        """End the call with status ``code`` after the messages already sent; send no more.
+
+        Does not block. For a timeout, :meth:`send` a last message saying why and then
+        ``abort(grpc.StatusCode.DEADLINE_EXCEEDED, ...)``: the bot receives both, in order.
+        A no-op if the call is already closed, aborted or gone.
+        """
+        if code == grpc.StatusCode.OK:
+            raise ValueError("abort() needs an error code; use close() to finish with OK")
+        self._finish(_Finish(code, details))
+
+    def close(self) -> None:
+        """Finish the call with status OK after the messages already sent; send no more.
+
+        Does not block. A no-op if the call is already closed, aborted or gone.
+        """
+        self._finish(_Finish(grpc.StatusCode.OK, ""))
+
+    def __repr__(self) -> str:
+        return f"<Connection peer={self.peer!r} gone={self._is_gone}>"
+
+    def _finish(self, item: _Finish) -> None:
+        if self._is_finished:
+            return
+        self._is_finished = True
+        self._inbox.close()
+        if not self._is_gone:
+            self._post_item(item)
+
+    def _post_item(self, item: _Outgoing) -> None:
+        try:
+            self._post(item)
+        except RuntimeError:  # the asyncio loop is closed: the server is gone
+            self._on_call_ended()
+
+    # ---- called on the trio thread through run_sync_soon (wrapped in _run_guarded) ----
+
+    def _deliver(self, message: pb.BotMessage) -> None:
+        """A message from the bot."""
+        if self._is_finished or self._is_gone:
+            return
+        if self._inbox.statistics().current_buffer_used >= MAX_UNREAD_MESSAGES:
+            log.warning("bot_flooding", peer=self.peer, limit=MAX_UNREAD_MESSAGES)
+            self.abort(
+                grpc.StatusCode.RESOURCE_EXHAUSTED,
+                f"more than {MAX_UNREAD_MESSAGES} messages sent ahead of the server",
+            )
+            self.cancel_scope.cancel()
+            return
+        self._inbox_send.send_nowait(message)
+
+    def _deliver_eof(self) -> None:
+        """The bot half-closed its side: receive() returns None after the buffered messages."""
+        self._inbox_send.close()
+
+    def _on_call_ended(self) -> None:
+        """The call is over (ended by us, by the client, or by the server stopping)."""
+        self._is_gone = True
+        self._inbox_send.close()
+        if not self._is_finished:
+            self.cancel_scope.cancel()
+
+
+Handler: TypeAlias = Callable[[Connection], Awaitable[None]]
+"""A session: runs for one Play stream (see :func:`serve_grpc`)."""
+
+
+class _Bridge:
+    """The state shared by the two sides of one server; each attribute has one owner thread."""
+
+    def __init__(
+        self,
+        handler: Handler,
+        *,
+        host: str,
+        port: int,
+        extra_servicers: Callable[[grpc.aio.Server], Iterable[str]] | None,
+        grace: float,
+    ) -> None:
+        self._handler = handler
+        self.sessions: trio.Nursery | None = None  # set before the loop thread starts
+        self._token = trio.lowlevel.current_trio_token()
+        self._host = host
+        self._port = port
+        self._extra_servicers = extra_servicers
+        self._grace = grace
+        # trio thread only:
+        self._ready = trio.Event()
+        self._bound_port = 0
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._stop: asyncio.Event | None = None  # set (on its loop) to stop the server
+        self._is_stop_requested = False
+
+    # ---- trio side --------------------------------------------------------------
+
+    async def run_loop_thread(self) -> None:
+        """Run the asyncio loop and the gRPC server in a helper thread until stopped.
+
+        Not cancellable: it returns after :meth:`request_stop` once the server has stopped
+        (the helper thread cannot be interrupted, only asked to stop). Raises whatever
+        ended the asyncio side, e.g. a failure to bind the port.
+        """
+        await trio.to_thread.run_sync(self._run_loop)
+        if not self._is_stop_requested:
+            raise RuntimeError("the gRPC event loop stopped unexpectedly")
+
+    async def wait_ready(self) -> int:
+        """Wait until the server accepts calls; return the bound port. Cancellable."""
+        await self._ready.wait()
+        return self._bound_port
+
+    def request_stop(self) -> None:
+        """Ask the asyncio side to stop the server (grace period) and end its loop."""
+        self._is_stop_requested = True
+        if self._loop is None or self._stop is None:
+            return
+        with contextlib.suppress(RuntimeError):  # the loop is already closed
+            self._loop.call_soon_threadsafe(self._stop.set)
+
+    def _on_ready(self, loop: asyncio.AbstractEventLoop, stop: asyncio.Event, port: int) -> None:
+        self._loop = loop
+        self._stop = stop
+        self._bound_port = port
+        self._ready.set()
+        if self._is_stop_requested:  # cancelled while starting: stop right away
+            self.request_stop()
+
+    def spawn(self, conn: Connection) -> None:
+        """Start a session for a new call; refuse it if the sessions nursery is closed."""
+        if self.sessions is not None:
+            try:
+                self.sessions.start_soon(self._run_session, conn, name=f"session {conn.peer}")
+                return
+            except RuntimeError:  # the nursery is closed: we are shutting down
+                pass
+        conn.abort(grpc.StatusCode.UNAVAILABLE, SHUTDOWN_DETAILS)
+
+    async def _run_session(self, conn: Connection) -> None:
+        """Run the handler for one call, and make sure the call ends however it returns.
+
+        Returning ends the call OK (if the handler did not end it), an exception ends it
+        with INTERNAL and is logged, not propagated (one broken session must not stop the
+        server). Cancellation from outside (shutdown) ends it with UNAVAILABLE and
+        propagates; the client going away cancels only ``conn.cancel_scope``.
+        """
+        try:
+            try:
+                with conn.cancel_scope:
+                    await self._handler(conn)
+            except* Exception as crashed:  # also the errors in a group mixed with Cancelled
+                errors = crashed.exceptions
+                log.error(
+                    "session_crashed",
+                    peer=conn.peer,
+                    exc_info=errors[0] if len(errors) == 1 else crashed,
+                )
+                conn.abort(grpc.StatusCode.INTERNAL, INTERNAL_DETAILS)
+            conn.close()  # a no-op if the handler or the crash ended the call
+        finally:
+            # only still open if cancelled from outside (shutdown), or KeyboardInterrupt
+            conn.abort(grpc.StatusCode.UNAVAILABLE, SHUTDOWN_DETAILS)
+
+    def to_trio(self, fn: Callable[[*_Ts], object], *args: *_Ts) -> None:
+        """Schedule ``fn(*args)`` on the trio thread (the one asyncio -> trio crossing)."""
+        with contextlib.suppress(trio.RunFinishedError):  # the trio run is over
+            self._token.run_sync_soon(_run_guarded, fn, *args)
+
+    # ---- asyncio side -----------------------------------------------------------
+
+    def _run_loop(self) -> None:
+        """The helper thread's body."""
+        asyncio.run(self._aio_main())
+
+    async def _aio_main(self) -> None:
+        """The helper thread's loop: serve until :meth:`request_stop`, then stop gRPC."""
+        loop = asyncio.get_running_loop()
+        stop = asyncio.Event()
+        # no SO_REUSEPORT: a second server on a port in use must fail, not share it
+        server = grpc.aio.server(options=[("grpc.so_reuseport", 0)])
+        pb_grpc.add_ArenaServicer_to_server(  # type: ignore[no-untyped-call]
+            _ArenaServicer(self, loop), server
+        )
+        names = [ARENA_SERVICE]
+        if self._extra_servicers is not None:
+            names.extend(self._extra_servicers(server))
+        health_servicer = health.aio.HealthServicer()
+        health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
+        for name in names:
+            await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
+        reflection.enable_server_reflection(
+            [*names, health.SERVICE_NAME, reflection.SERVICE_NAME], server
+        )
+        host = f"[{self._host}]" if ":" in self._host else self._host  # IPv6 literal
+        address = f"{host}:{self._port}"
+        port = server.add_insecure_port(address)  # raises RuntimeError if it cannot bind
+        await server.start()
+        try:
+            self.to_trio(self._on_ready, loop, stop, port)
+            # not server.wait_for_termination(): cancelling that breaks a later stop()
+            await stop.wait()
+            await health_servicer.enter_graceful_shutdown()
+        finally:
+            await server.stop(self._grace)
+
+    def make_post(
+        self, loop: asyncio.AbstractEventLoop, outbox: asyncio.Queue[_Outgoing]
+    ) -> Callable[[_Outgoing], None]:
+        """A thread-safe way to put into ``outbox`` (the one trio -> asyncio crossing)."""
+
+        def post(item: _Outgoing) -> None:
+            loop.call_soon_threadsafe(_run_guarded, outbox.put_nowait, item)
+
+        return post
+
+
+class _ArenaServicer(pb_grpc.ArenaServicer):
+    """The Arena service on the asyncio side: each Play call becomes a trio session."""
+
+    def __init__(self, bridge: _Bridge, loop: asyncio.AbstractEventLoop) -> None:
+        self._bridge = bridge
+        self._loop = loop
+
+    async def Play(  # CamelCase: the RPC name in the service
+        self, request_iterator: Any, context: grpc.aio.ServicerContext
+    ) -> None:
+        """Bridge one call: start its session in trio, then write what the session sends.
+
+        Ends when the session closes or aborts the call; if the client cancels (or the
+        server stops) grpc cancels this task, and the session's scope is cancelled.
+        """
+        outbox: asyncio.Queue[_Outgoing] = asyncio.Queue()
+        metadata = {m.key: m.value for m in context.invocation_metadata() or ()}
+        conn = Connection(
+            peer=context.peer(),
+            metadata=metadata,
+            post=self._bridge.make_post(self._loop, outbox),
+        )
+        self._bridge.to_trio(self._bridge.spawn, conn)
+        reader = asyncio.create_task(self._read(context, conn, outbox))
+        try:
+            while True:
+                item = await outbox.get()
+                if isinstance(item, _Finish):
+                    if item.code != grpc.StatusCode.OK:
+                        context.set_code(item.code)
+                        context.set_details(item.details)
+                    return
+                await context.write(item)
+        except Exception as exc:  # a write failed: the call is broken
+            log.debug("write_failed", peer=conn.peer, error=repr(exc))
+        finally:
+            reader.cancel()
+            self._bridge.to_trio(conn._on_call_ended)
+
+    async def _read(
+        self,
+        context: grpc.aio.ServicerContext,
+        conn: Connection,
+        outbox: asyncio.Queue[_Outgoing],
+    ) -> None:
+        """Forward every message from the bot to the session, then the EOF."""
+        to_trio = self._bridge.to_trio
+        try:
+            while True:
+                message = await context.read()
+                if message is grpc.aio.EOF:
+                    to_trio(conn._deliver_eof)
+                    return
+                to_trio(conn._deliver, message)
+        except DecodeError as exc:
+            log.info("malformed_message", peer=conn.peer, error=str(exc))
+            outbox.put_nowait(_Finish(grpc.StatusCode.INVALID_ARGUMENT, MALFORMED_DETAILS))
+        except Exception:
+            log.exception("read_failed", peer=conn.peer)
+            outbox.put_nowait(_Finish(grpc.StatusCode.INTERNAL, INTERNAL_DETAILS))
+
+
+async def serve_grpc(
+    handler: Handler,
+    *,
+    host: str,
+    port: int,
+    extra_servicers: Callable[[grpc.aio.Server], Iterable[str]] | None = None,
+    grace: float = 1.0,
+    task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED,
+) -> None:
+    """Serve the Arena service on ``host:port`` and run ``handler(conn)`` for each Play call.
+
+    Use it with ``port = await nursery.start(serve_grpc, handler, host=..., port=0)``: the
+    bound port is reported through ``task_status.started(port)`` once calls are accepted.
+    Besides Arena, the server offers gRPC health checking (SERVING for ``""``, Arena and the
+    extra services) and server reflection. ``extra_servicers(server)``, if given, runs on the
+    asyncio thread before the server starts; it adds more grpc.aio servicers and returns
+    their full service names (for health and reflection). Arena.Leaderboard answers
+    UNIMPLEMENTED.
+
+    Each ``handler(conn)`` runs as its own trio task inside ``conn.cancel_scope``; see
+    :class:`Connection`. When it returns the call finishes OK (unless the handler ended it);
+    if it raises, the error is logged and the call ends INTERNAL, and the server goes on.
+
+    Runs until cancelled. Cancellation shuts down: every session is cancelled and its call
+    ends with UNAVAILABLE ``"server shutting down"``, calls arriving meanwhile get the same,
+    health turns NOT_SERVING, gRPC stops with ``grace`` seconds for calls in flight, and
+    the helper thread ends; only then does this return (raising the Cancelled). A failure
+    of the asyncio side (e.g. the port cannot be bound) propagates as an exception (in an
+    exception group, as trio nurseries raise).
+    """
+    bridge = _Bridge(handler, host=host, port=port, extra_servicers=extra_servicers, grace=grace)
+    async with trio.open_nursery() as root:
+        try:
+            async with trio.open_nursery() as sessions:
+                bridge.sessions = sessions
+                root.start_soon(bridge.run_loop_thread, name="grpc.aio loop thread")
+                bound = await bridge.wait_ready()
+                log.info("grpc_serving", host=host, port=bound)
+                task_status.started(bound)
+                await trio.sleep_forever()
+        finally:
+            # every session has ended and posted its status before this (FIFO crossing)
+            bridge.request_stop()
