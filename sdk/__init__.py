@@ -1,0 +1,56 @@
+"""gin-arena SDK: write a bot as a small class, run it against an arena.
+
+    from sdk import Bot, Discard, run
+
+    class MyBot(Bot):
+        name = "mine"
+        def discard(self, view): ...
+
+    run(MyBot(), "127.0.0.1:50051")
+
+Thin on purpose: importing it loads the rules helpers, protobuf and grpcio only (no trio,
+no structlog). Card and meld logic comes from ``arena.rules`` and is re-exported here.
+"""
+
+from arena.rules import (
+    CARDS,
+    Action,
+    BigGin,
+    Card,
+    Defend,
+    Discard,
+    DrawDiscard,
+    DrawStock,
+    Gin,
+    HandResult,
+    Knock,
+    Meld,
+    Pass,
+    Phase,
+    PlayerView,
+    PublicEvent,
+    TakeUpcard,
+    best_melds,
+    can_lay_off,
+    layoff_cards,
+    min_deadwood,
+    parse_card,
+    parse_cards,
+)
+from arena.rules.melds import deadwood_after_discard
+from sdk.bot import Bot
+
+__all__ = [
+    "CARDS", "Action", "BigGin", "Bot", "Card", "Defend", "Discard", "DrawDiscard", "DrawStock",
+    "Gin", "HandResult", "Knock", "Meld", "Pass", "Phase", "PlayerView", "PublicEvent",
+    "TakeUpcard", "best_melds", "can_lay_off", "deadwood_after_discard", "layoff_cards",
+    "min_deadwood", "parse_card", "parse_cards", "run",
+]
+
+
+def run(bot: Bot, address: str, *, token: str = "", want: str = "", matches: int = 0) -> int:
+    """Connect to the arena at ``address`` and play until it has no more matches for this bot
+    (or ``matches`` matches, if > 0). Returns the number of matches played."""
+    from sdk.client import run as _run
+
+    return _run(bot, address, token=token, want=want, matches=matches)

@@ -9,9 +9,9 @@ three score sheets at once.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from arena.rules.actions import Action
 from arena.rules.cards import CardLike
@@ -54,8 +54,9 @@ class SheetTotal:
         return self.totals[self.winner] - self.totals[1 - self.winner]
 
 
-@dataclass(frozen=True, slots=True)
-class GameState:
+class GameState(NamedTuple):
+    """A game in progress. Immutable (a NamedTuple: it is copied on every action)."""
+
     config: RulesConfig
     dealer: int  # who deals the current / next hand
     sheets: tuple[Sheet, ...]
@@ -93,7 +94,7 @@ def deal_hand(
     if game.hand is not None and not game.hand.is_over:
         raise IllegalActionError(Code.WRONG_PHASE, "the current hand is not over")
     hand = deal(game.config, deck, game.dealer, knock_card)
-    return dataclasses.replace(game, hand=hand, hand_number=game.hand_number + 1)
+    return game._replace(hand=hand, hand_number=game.hand_number + 1)
 
 
 def apply_action(game: GameState, seat: int, action: Action) -> GameState:
@@ -102,8 +103,8 @@ def apply_action(game: GameState, seat: int, action: Action) -> GameState:
         raise IllegalActionError(Code.WRONG_PHASE, "no hand has been dealt")
     hand = apply(game.hand, seat, action)
     if hand.result is None:
-        return dataclasses.replace(game, hand=hand)
-    return enter_result(dataclasses.replace(game, hand=hand), hand.result)
+        return game._replace(hand=hand)
+    return enter_result(game._replace(hand=hand), hand.result)
 
 
 def enter_result(game: GameState, result: HandResult) -> GameState:
@@ -115,10 +116,9 @@ def enter_result(game: GameState, result: HandResult) -> GameState:
         sheets = _enter(cfg, sheets, result)
         loser = 1 - result.winner
         dealer = loser if cfg.next_dealer is NextDealer.LOSER else 1 - game.dealer
-    new = dataclasses.replace(game, sheets=sheets, dealer=dealer,
-                              results=(*game.results, result))
+    new = game._replace(sheets=sheets, dealer=dealer, results=(*game.results, result))
     if not new.is_over and new.hand_number >= cfg.max_hands:
-        new = dataclasses.replace(new, capped=True)
+        new = new._replace(capped=True)
     return new
 
 

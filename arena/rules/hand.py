@@ -81,6 +81,23 @@ PHASE_ACTIONS: dict[Phase, tuple[type, ...]] = {
 }
 
 
+class PublicEvent(NamedTuple):
+    """One action as everyone saw it. ``card`` is the card that moved face up, if any
+    (a taken upcard or discard, a discarded card); stock draws and knock discards carry none."""
+
+    seat: int
+    kind: str
+    card: Card | None = None
+
+    def __str__(self) -> str:
+        return f"{self.seat}:{self.kind}" + (f" {self.card}" if self.card is not None else "")
+
+
+_KIND = {TakeUpcard: "take_upcard", Pass: "pass", DrawStock: "draw_stock",
+         DrawDiscard: "draw_discard", Discard: "discard", Knock: "knock", Gin: "gin",
+         BigGin: "big_gin", Defend: "defend"}
+
+
 @dataclass(frozen=True, slots=True)
 class KnockInfo:
     """What the knocker spread (public once made)."""
@@ -136,6 +153,8 @@ class HandState(NamedTuple):
     upcard_passes: int = 0
     stock_only: bool = False
     log: tuple[tuple[int, Action], ...] = ()
+    public: tuple[PublicEvent, ...] = ()  # the log as everyone saw it
+    known: tuple[int, int] = (0, 0)  # per seat: cards seen taken from the pile, still held
     knock: KnockInfo | None = None
     result: HandResult | None = None
 
@@ -372,9 +391,10 @@ def _apply(state: HandState, seat: int, action: Action) -> HandState:
 
 _INDEX = {name: i for i, name in enumerate(HandState._fields)}
 _new_state: Callable[[type[HandState], list[Any]], HandState] = tuple.__new__
-_I_HANDS, _I_STOCK_POS, _I_DISCARD, _I_PHASE, _I_TURN, _I_TAKEN, _I_STOCK_ONLY, _I_LOG = (
+(_I_HANDS, _I_STOCK_POS, _I_DISCARD, _I_PHASE, _I_TURN, _I_TAKEN, _I_STOCK_ONLY, _I_LOG,
+ _I_PUBLIC, _I_KNOWN) = (
     _INDEX[n] for n in ("hands", "stock_pos", "discard", "phase", "turn", "taken", "stock_only",
-                        "log")
+                        "log", "public", "known")
 )
 
 
@@ -388,6 +408,7 @@ def _evolve(state: HandState, changes: dict[str, object]) -> HandState:
 
 def _logged(state: HandState, seat: int, action: Action, **changes: object) -> HandState:
     changes["log"] = (*state.log, (seat, action))
+    changes["public"] = (*state.public, PublicEvent(seat, _KIND[type(action)]))
     return _evolve(state, changes)
 
 
@@ -398,8 +419,12 @@ def _end(state: HandState, result: HandResult) -> HandState:
 def _take_upcard(state: HandState, seat: int, action: Action) -> HandState:
     card = state.discard[-1]
     hands = _with(state.hands, seat, state.hands[seat] | 1 << card)
-    return _logged(state, seat, action, hands=hands, discard=state.discard[:-1],
-                   taken=card, phase=_DISCARD)
+    known = _with(state.known, seat, state.known[seat] | 1 << card)
+    return _evolve(state, {
+        "hands": hands, "discard": state.discard[:-1], "taken": card, "phase": _DISCARD,
+        "known": known, "log": (*state.log, (seat, action)),
+        "public": (*state.public, PublicEvent(seat, "take_upcard", card)),
+    })
 
 
 def _pass_upcard(state: HandState, seat: int, action: Action) -> HandState:
@@ -420,6 +445,7 @@ def _draw_stock(state: HandState, seat: int, action: Action) -> HandState:
     items[_I_STOCK_ONLY] = False
     items[_I_PHASE] = _DISCARD
     items[_I_LOG] = (*state.log, (seat, action))
+    items[_I_PUBLIC] = (*state.public, PublicEvent(seat, "draw_stock"))
     return _new_state(HandState, items)
 
 
@@ -447,6 +473,8 @@ def _draw_discard(state: HandState, seat: int, action: Action) -> HandState:
     items[_I_TAKEN] = card
     items[_I_PHASE] = phase
     items[_I_LOG] = (*state.log, (seat, action))
+    items[_I_PUBLIC] = (*state.public, PublicEvent(seat, "draw_discard", card))
+    items[_I_KNOWN] = _with(state.known, seat, state.known[seat] | 1 << card)
     return _new_state(HandState, items)
 
 
@@ -471,6 +499,9 @@ def _discard(state: HandState, seat: int, action: Action) -> HandState:
     items[_I_TURN] = 1 - seat
     items[_I_PHASE] = _DRAW
     items[_I_LOG] = (*state.log, (seat, action))
+    items[_I_PUBLIC] = (*state.public, PublicEvent(seat, "discard", card))
+    if state.known[seat] >> card & 1:
+        items[_I_KNOWN] = _with(state.known, seat, state.known[seat] & ~(1 << card))
     new: HandState = _new_state(HandState, items)
     if state.stock_pos >= 52 - WALL:
         if state.config.wall_take_discard:
@@ -539,7 +570,8 @@ def _go_out(state: HandState, seat: int, action: Action) -> HandState:
     info = KnockInfo(seat, action.discard, melds, from_mask(dw_mask), dw,
                      "gin" if dw == 0 else "knock")
     hands = _with(state.hands, seat, rest)
-    return _logged(state, seat, action, hands=hands, knock=info, taken=None,
+    known = _with(state.known, seat, state.known[seat] & ~(1 << action.discard))
+    return _logged(state, seat, action, hands=hands, knock=info, taken=None, known=known,
                    turn=1 - seat, phase=_DEFEND)
 
 

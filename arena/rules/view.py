@@ -9,39 +9,26 @@ the pile may not be looked through) every discard under the top one.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from arena.rules.actions import (
     Action,
-    BigGin,
-    Defend,
-    Discard,
-    DrawDiscard,
-    DrawStock,
-    Gin,
-    Knock,
-    Pass,
-    TakeUpcard,
 )
 from arena.rules.cards import Card, from_mask
-from arena.rules.hand import HandResult, HandState, KnockInfo, Phase, legal_actions
+from arena.rules.hand import (
+    HandResult,
+    HandState,
+    KnockInfo,
+    Phase,
+    PublicEvent,
+    apply,
+    legal_actions,
+)
 
 
-@dataclass(frozen=True, slots=True)
-class PublicEvent:
-    """One action as everyone saw it. ``card`` is the card that moved face up, if any
-    (a taken upcard or discard, a discarded card); stock draws and knock discards carry none."""
+class PlayerView(NamedTuple):
+    """What one seat may see (built only by ``observe``). Immutable."""
 
-    seat: int
-    kind: str
-    card: Card | None = None
-
-    def __str__(self) -> str:
-        return f"{self.seat}:{self.kind}" + (f" {self.card}" if self.card is not None else "")
-
-
-@dataclass(frozen=True, slots=True)
-class PlayerView:
     seat: int | None  # None: spectator
     phase: Phase
     turn: int
@@ -68,43 +55,13 @@ class PlayerView:
         return self.discard_pile[-1] if self.discard_pile else None
 
 
-def _public(state: HandState) -> tuple[tuple[PublicEvent, ...], tuple[int, int]]:
-    """The public history, and per seat the cards seen taken from the pile and still held."""
-    events: list[PublicEvent] = []
-    known = [0, 0]
-    pile: list[Card] = [state.upcard] if state.upcard is not None else []
-    for seat, action in state.log:
-        if isinstance(action, TakeUpcard | DrawDiscard):
-            card = pile.pop() if pile else None
-            if card is not None:
-                known[seat] |= 1 << card
-            events.append(PublicEvent(seat, "take_upcard" if isinstance(action, TakeUpcard)
-                                      else "draw_discard", card))
-        elif isinstance(action, Discard):
-            pile.append(action.card)
-            known[seat] &= ~(1 << action.card)
-            events.append(PublicEvent(seat, "discard", action.card))
-        elif isinstance(action, DrawStock):
-            events.append(PublicEvent(seat, "draw_stock"))
-        elif isinstance(action, Pass):
-            events.append(PublicEvent(seat, "pass"))
-        elif isinstance(action, Knock | Gin):
-            known[seat] &= ~(1 << action.discard)
-            events.append(PublicEvent(seat, "gin" if isinstance(action, Gin) else "knock"))
-        elif isinstance(action, BigGin):
-            events.append(PublicEvent(seat, "big_gin"))
-        elif isinstance(action, Defend):
-            events.append(PublicEvent(seat, "defend"))
-    return tuple(events), (known[0], known[1])
-
-
 def observe(
     state: HandState, seat: int | None, *, scores: tuple[int, int] = (0, 0), hand_number: int = 0
 ) -> PlayerView:
     """What ``seat`` may see now (``None``: a spectator, public information only)."""
     pile = state.discard if state.config.discard_pile_visible else state.discard[-1:]
-    history, known_masks = _public(state)
-    known = (from_mask(known_masks[0]), from_mask(known_masks[1]))
+    history = state.public
+    known = (from_mask(state.known[0]), from_mask(state.known[1]))
     knock = state.knock
     if knock is not None:
         knock = KnockInfo(knock.knocker, None, knock.melds, knock.deadwood_cards,
@@ -127,3 +84,9 @@ def observe(
         multiplier=state.multiplier, taken=taken, history=history, knock=knock,
         result=state.result, legal=legal, scores=scores, hand_number=hand_number,
     )
+
+
+def public_event(before: HandState, seat: int, action: Action) -> PublicEvent:
+    """How everyone saw ``seat`` play ``action`` from state ``before``."""
+    after = apply(before, seat, action)
+    return after.public[-1]
