@@ -196,7 +196,7 @@ class RevealedHand(_message.Message):
     def __init__(self, seat: _Optional[int] = ..., melds: _Optional[_Iterable[_Union[Meld, _Mapping]]] = ..., deadwood: _Optional[_Iterable[str]] = ..., layoffs: _Optional[_Iterable[_Union[Layoff, _Mapping]]] = ..., deadwood_value: _Optional[int] = ...) -> None: ...
 
 class View(_message.Message):
-    __slots__ = ("seat", "phase", "turn", "dealer", "hand", "opponent_hand_size", "opponent_known", "discard_pile", "stock_count", "knock_limit", "upcard", "history", "revealed", "scores", "hand_number", "taken_discard")
+    __slots__ = ("seat", "phase", "turn", "dealer", "hand", "opponent_hand_size", "opponent_known", "discard_pile", "stock_count", "knock_limit", "upcard", "history", "revealed", "scores", "hand_number", "taken_discard", "multiplier", "own_known")
     SEAT_FIELD_NUMBER: _ClassVar[int]
     PHASE_FIELD_NUMBER: _ClassVar[int]
     TURN_FIELD_NUMBER: _ClassVar[int]
@@ -213,6 +213,8 @@ class View(_message.Message):
     SCORES_FIELD_NUMBER: _ClassVar[int]
     HAND_NUMBER_FIELD_NUMBER: _ClassVar[int]
     TAKEN_DISCARD_FIELD_NUMBER: _ClassVar[int]
+    MULTIPLIER_FIELD_NUMBER: _ClassVar[int]
+    OWN_KNOWN_FIELD_NUMBER: _ClassVar[int]
     seat: int
     phase: Phase
     turn: int
@@ -229,7 +231,9 @@ class View(_message.Message):
     scores: _containers.RepeatedScalarFieldContainer[int]
     hand_number: int
     taken_discard: str
-    def __init__(self, seat: _Optional[int] = ..., phase: _Optional[_Union[Phase, str]] = ..., turn: _Optional[int] = ..., dealer: _Optional[int] = ..., hand: _Optional[_Iterable[str]] = ..., opponent_hand_size: _Optional[int] = ..., opponent_known: _Optional[_Iterable[str]] = ..., discard_pile: _Optional[_Iterable[str]] = ..., stock_count: _Optional[int] = ..., knock_limit: _Optional[int] = ..., upcard: _Optional[str] = ..., history: _Optional[_Iterable[_Union[PublicAction, _Mapping]]] = ..., revealed: _Optional[_Iterable[_Union[RevealedHand, _Mapping]]] = ..., scores: _Optional[_Iterable[int]] = ..., hand_number: _Optional[int] = ..., taken_discard: _Optional[str] = ...) -> None: ...
+    multiplier: int
+    own_known: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, seat: _Optional[int] = ..., phase: _Optional[_Union[Phase, str]] = ..., turn: _Optional[int] = ..., dealer: _Optional[int] = ..., hand: _Optional[_Iterable[str]] = ..., opponent_hand_size: _Optional[int] = ..., opponent_known: _Optional[_Iterable[str]] = ..., discard_pile: _Optional[_Iterable[str]] = ..., stock_count: _Optional[int] = ..., knock_limit: _Optional[int] = ..., upcard: _Optional[str] = ..., history: _Optional[_Iterable[_Union[PublicAction, _Mapping]]] = ..., revealed: _Optional[_Iterable[_Union[RevealedHand, _Mapping]]] = ..., scores: _Optional[_Iterable[int]] = ..., hand_number: _Optional[int] = ..., taken_discard: _Optional[str] = ..., multiplier: _Optional[int] = ..., own_known: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class DecisionRequest(_message.Message):
     __slots__ = ("request_id", "view", "legal", "time_left_ms", "bank_left_ms", "last_latency_ms", "previous_defaulted")

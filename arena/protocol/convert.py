@@ -1,0 +1,328 @@
+"""Translate between the rules' records and the gin_arena.v1 messages, both ways.
+
+The one place protobuf meets the domain: the server builds every outgoing message here
+from what the match layer hands it (which came from ``observe``), and reads every incoming
+action here; the SDK uses the reverse direction. Reading raises ``MalformedError`` with a
+message naming the bad field, never anything else. No trio, no structlog.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from arena.match.messages import (
+    DecisionRequest,
+    Defaulted,
+    HandFinished,
+    MatchEnded,
+    MatchStarted,
+    Notice,
+    OpponentActed,
+    Outgoing,
+    Rejected,
+    TimeControl,
+)
+from arena.protocol import PROTOCOL_VERSION, pb
+from arena.rules import (
+    Action,
+    BigGin,
+    Card,
+    Code,
+    Defend,
+    Discard,
+    DrawDiscard,
+    DrawStock,
+    Gin,
+    HandResult,
+    Knock,
+    KnockInfo,
+    MalformedError,
+    Meld,
+    Pass,
+    Phase,
+    PlayerView,
+    PublicEvent,
+    TakeUpcard,
+    parse_card,
+)
+
+# ---------------------------------------------------------------- cards and melds
+
+
+def _cards(items: Iterable[Card]) -> list[str]:
+    return [str(c) for c in items]
+
+
+def _read_cards(items: Iterable[str], where: str) -> tuple[Card, ...]:
+    out = []
+    for text in items:
+        try:
+            out.append(parse_card(text))
+        except MalformedError as e:
+            raise MalformedError(Code.BAD_CARD, f"{where}: {e.message}") from None
+    return tuple(out)
+
+
+def _read_card(text: str, where: str) -> Card:
+    if not text:
+        raise MalformedError(Code.BAD_CARD, f"{where}: no card given")
+    return _read_cards([text], where)[0]
+
+
+def meld_to_pb(meld: Meld) -> pb.Meld:
+    return pb.Meld(cards=_cards(meld.cards))
+
+
+def _read_melds(melds: Sequence[pb.Meld], where: str, runs_only: bool) -> tuple[Meld, ...]:
+    out = []
+    for i, m in enumerate(melds):
+        cards = _read_cards(m.cards, f"{where}[{i}]")
+        try:
+            out.append(Meld.of(cards, runs_only=runs_only))
+        except MalformedError as e:
+            raise MalformedError(e.code, f"{where}[{i}]: {e.message}") from None
+    return tuple(out)
+
+
+# ---------------------------------------------------------------- actions
+
+_E = pb.Empty
+
+
+def action_to_pb(action: Action) -> pb.Action:
+    if isinstance(action, TakeUpcard):
+        return pb.Action(take_upcard=_E())
+    if isinstance(action, Pass):
+        return pb.Action(**{"pass": _E()})  # "pass" is a Python keyword
+    if isinstance(action, DrawStock):
+        return pb.Action(draw_stock=_E())
+    if isinstance(action, DrawDiscard):
+        return pb.Action(draw_discard=_E())
+    if isinstance(action, Discard):
+        return pb.Action(discard=pb.CardMove(card=str(action.card)))
+    if isinstance(action, Knock | Gin):
+        msg = pb.Knock(discard=str(action.discard),
+                       melds=[meld_to_pb(m) for m in action.melds or ()])
+        return pb.Action(gin=msg) if isinstance(action, Gin) else pb.Action(knock=msg)
+    if isinstance(action, BigGin):
+        return pb.Action(big_gin=pb.BigGin(melds=[meld_to_pb(m) for m in action.melds or ()]))
+    if isinstance(action, Defend):
+        if action.melds is None:
+            return pb.Action(defend=pb.Defend(best=True))
+        return pb.Action(defend=pb.Defend(
+            best=False, melds=[meld_to_pb(m) for m in action.melds],
+            layoffs=[pb.Layoff(card=str(c), meld_index=i) for c, i in action.layoffs],
+        ))
+    raise TypeError(f"not an action: {action!r}")
+
+
+def action_from_pb(msg: pb.Action, *, runs_only: bool = False) -> Action:
+    """The action a bot sent; ``MalformedError`` naming the problem if it cannot be read."""
+    kind = msg.WhichOneof("kind")
+    if kind is None:
+        raise MalformedError(Code.BAD_ACTION, "empty action: set one of take_upcard, pass, "
+                             "draw_stock, draw_discard, discard, knock, gin, big_gin, defend")
+    if kind == "take_upcard":
+        return TakeUpcard()
+    if kind == "pass":
+        return Pass()
+    if kind == "draw_stock":
+        return DrawStock()
+    if kind == "draw_discard":
+        return DrawDiscard()
+    if kind == "discard":
+        return Discard(_read_card(msg.discard.card, "discard.card"))
+    if kind in ("knock", "gin"):
+        k = msg.knock if kind == "knock" else msg.gin
+        card = _read_card(k.discard, f"{kind}.discard")
+        melds = _read_melds(k.melds, f"{kind}.melds", runs_only) if k.melds else None
+        return Gin(card, melds) if kind == "gin" else Knock(card, melds)
+    if kind == "big_gin":
+        bg = msg.big_gin
+        return BigGin(_read_melds(bg.melds, "big_gin.melds", runs_only) if bg.melds else None)
+    d = msg.defend
+    if d.best:
+        return Defend()
+    melds = _read_melds(d.melds, "defend.melds", runs_only)
+    layoffs = tuple((_read_card(lo.card, f"defend.layoffs[{i}].card"), int(lo.meld_index))
+                    for i, lo in enumerate(d.layoffs))
+    return Defend(melds, layoffs)
+
+
+# ---------------------------------------------------------------- views
+
+
+def _event_to_pb(e: PublicEvent) -> pb.PublicAction:
+    return pb.PublicAction(seat=e.seat, action=_kind_action(e.kind),
+                           card=str(e.card) if e.card is not None else "")
+
+
+def _kind_action(kind: str) -> pb.Action:
+    if kind in ("knock", "gin"):
+        return pb.Action(**{kind: pb.Knock()})
+    if kind == "big_gin":
+        return pb.Action(big_gin=pb.BigGin())
+    if kind == "defend":
+        return pb.Action(defend=pb.Defend())
+    if kind == "discard":
+        return pb.Action(discard=pb.CardMove())
+    return pb.Action(**{kind: _E()})
+
+
+def _revealed(seat: int, melds: Iterable[Meld], deadwood: Iterable[Card], value: int,
+              layoffs: Iterable[tuple[Card, int]] = ()) -> pb.RevealedHand:
+    return pb.RevealedHand(
+        seat=seat, melds=[meld_to_pb(m) for m in melds], deadwood=_cards(deadwood),
+        deadwood_value=value, layoffs=[pb.Layoff(card=str(c), meld_index=i) for c, i in layoffs],
+    )
+
+
+_PHASE_NAMES = {p: f"PHASE_{p.name}" for p in Phase}  # the proto enum's names
+
+
+def view_to_pb(view: PlayerView) -> pb.View:
+    """A seat's view as sent to it. Built from ``observe`` only (see arena.rules.view)."""
+    seat = view.seat if view.seat is not None else 0
+    revealed = []
+    if view.knock is not None:
+        k = view.knock
+        revealed.append(_revealed(k.knocker, k.melds, k.deadwood_cards, k.deadwood))
+    return pb.View(
+        seat=seat, phase=_PHASE_NAMES[view.phase], turn=view.turn, dealer=view.dealer,
+        hand=_cards(view.hand), opponent_hand_size=view.hand_sizes[1 - seat],
+        opponent_known=_cards(view.opponent_known), own_known=_cards(view.known[seat]),
+        discard_pile=_cards(view.discard_pile), stock_count=view.stock_count,
+        knock_limit=view.knock_limit, upcard=str(view.upcard) if view.upcard is not None else "",
+        history=[_event_to_pb(e) for e in view.history], revealed=revealed,
+        scores=list(view.scores), hand_number=view.hand_number,
+        taken_discard=str(view.taken) if view.taken is not None else "",
+        multiplier=view.multiplier,
+    )
+
+
+def _kind_of(msg: pb.Action) -> str:
+    kind = msg.WhichOneof("kind")
+    return kind or "unknown"
+
+
+def view_from_pb(msg: pb.View, legal: Sequence[pb.Action], *, runs_only: bool = False
+                 ) -> PlayerView:
+    """The SDK's typed view of a request (the inverse of ``view_to_pb``)."""
+    seat = msg.seat
+    hand = _read_cards(msg.hand, "view.hand")
+    opp_known = _read_cards(msg.opponent_known, "view.opponent_known")
+    own_known = _read_cards(msg.own_known, "view.own_known")
+    history = tuple(
+        PublicEvent(e.seat, _kind_of(e.action), _read_card(e.card, "history") if e.card else None)
+        for e in msg.history
+    )
+    knock = None
+    if msg.revealed:
+        r = msg.revealed[0]
+        melds = _read_melds(r.melds, "view.revealed.melds", runs_only)
+        kind = next((e.kind for e in reversed(history)
+                     if e.kind in ("knock", "gin", "big_gin")), "knock")
+        knock = KnockInfo(r.seat, None, melds, _read_cards(r.deadwood, "view.revealed.deadwood"),
+                          r.deadwood_value, kind)
+    sizes = [0, 0]
+    sizes[seat], sizes[1 - seat] = len(hand), msg.opponent_hand_size
+    known: list[tuple[Card, ...]] = [(), ()]
+    known[seat], known[1 - seat] = own_known, opp_known
+    return PlayerView(
+        seat=seat, phase=Phase(msg.phase), turn=msg.turn, dealer=msg.dealer, hand=hand,
+        hand_sizes=(sizes[0], sizes[1]), opponent_known=opp_known, known=(known[0], known[1]),
+        discard_pile=_read_cards(msg.discard_pile, "view.discard_pile"),
+        stock_count=msg.stock_count, knock_limit=msg.knock_limit,
+        upcard=_read_card(msg.upcard, "view.upcard") if msg.upcard else None,
+        multiplier=msg.multiplier or 1,
+        taken=_read_card(msg.taken_discard, "view.taken") if msg.taken_discard else None,
+        history=history, knock=knock, result=None,
+        legal=tuple(action_from_pb(a, runs_only=runs_only) for a in legal),
+        scores=(msg.scores[0], msg.scores[1]) if len(msg.scores) == 2 else (0, 0),
+        hand_number=msg.hand_number,
+    )
+
+
+# ---------------------------------------------------------------- results
+
+
+def hand_result_to_pb(number: int, result: HandResult, scores: tuple[int, int]
+                      ) -> pb.HandResult:
+    hands = [
+        _revealed(s, result.melds[s], result.deadwood_cards[s], result.deadwood[s],
+                  result.layoffs if result.knocker is not None and s != result.knocker else ())
+        for s in (0, 1)
+    ] if result.winner is not None else []
+    return pb.HandResult(hand_number=number, winner=-1 if result.winner is None
+                         else result.winner, kind=result.kind, points=result.points,
+                         hands=hands, scores=list(scores))
+
+
+def hand_result_from_pb(msg: pb.HandResult, *, runs_only: bool = False) -> HandResult:
+    melds: list[tuple[Meld, ...]] = [(), ()]
+    dw_cards: list[tuple[Card, ...]] = [(), ()]
+    dw = [0, 0]
+    layoffs: tuple[tuple[Card, int], ...] = ()
+    for h in msg.hands:
+        s = h.seat
+        melds[s] = _read_melds(h.melds, "hand_result.melds", runs_only)
+        dw_cards[s] = _read_cards(h.deadwood, "hand_result.deadwood")
+        dw[s] = h.deadwood_value
+        if h.layoffs:
+            layoffs = tuple((_read_card(lo.card, "layoff"), lo.meld_index) for lo in h.layoffs)
+    winner = None if msg.winner < 0 else msg.winner
+    knocker = None
+    if winner is not None:
+        knocker = winner if msg.kind != "undercut" else 1 - winner
+    return HandResult(msg.kind, winner, msg.points, knocker, (dw[0], dw[1]),
+                      (melds[0], melds[1]), (dw_cards[0], dw_cards[1]), layoffs)
+
+
+def time_control_to_pb(tc: TimeControl) -> pb.TimeControl:
+    return pb.TimeControl(
+        hello_timeout_ms=tc.hello_timeout_ms, decision_ms=tc.decision_ms, bank_ms=tc.bank_ms,
+        margin_ms=tc.margin_ms, max_strikes=tc.max_strikes, max_rejections=tc.max_rejections,
+    )
+
+
+def server_message(message: Outgoing) -> pb.ServerMessage:
+    """The protobuf form of a message from the match layer to one seat."""
+    if isinstance(message, DecisionRequest):
+        return pb.ServerMessage(request=pb.DecisionRequest(
+            request_id=message.request_id, view=view_to_pb(message.view),
+            legal=[action_to_pb(a) for a in message.view.legal],
+            time_left_ms=message.time_left_ms, bank_left_ms=message.bank_left_ms,
+            last_latency_ms=message.last_latency_ms,
+            previous_defaulted=message.previous_defaulted,
+        ))
+    if isinstance(message, OpponentActed):
+        return pb.ServerMessage(event=pb.Event(opponent_action=_event_to_pb(message.event)))
+    if isinstance(message, Defaulted):
+        return pb.ServerMessage(event=pb.Event(own_action_defaulted=pb.PublicAction(
+            action=action_to_pb(message.action), card="")))
+    if isinstance(message, HandFinished):
+        return pb.ServerMessage(event=pb.Event(hand_result=hand_result_to_pb(
+            message.hand_number, message.result, message.scores)))
+    if isinstance(message, Notice):
+        return pb.ServerMessage(event=pb.Event(notice=message.text))
+    if isinstance(message, Rejected):
+        return pb.ServerMessage(rejected=pb.ActionRejected(
+            request_id=message.request_id, code=message.code, reason=message.reason,
+            legal=[action_to_pb(a) for a in message.legal],
+            rejections_left=message.rejections_left,
+        ))
+    if isinstance(message, MatchStarted):
+        return pb.ServerMessage(match_start=pb.MatchStart(
+            match_id=message.match_id, seat=message.seat, rules_preset=message.rules.preset,
+            rules_json=message.rules.to_json(),
+            time_control=time_control_to_pb(message.time_control),
+            opponent_name=message.opponent, protocol_version=PROTOCOL_VERSION,
+        ))
+    if isinstance(message, MatchEnded):
+        r = message.result
+        return pb.ServerMessage(match_end=pb.MatchEnd(
+            match_id=r.match_id, winner=-1 if r.winner is None else r.winner,
+            scores=list(r.scores), reason=str(r.termination),
+            blamed_seat=-1 if r.blamed is None else r.blamed, detail=r.detail,
+        ))
+    raise TypeError(f"not an outgoing message: {message!r}")
