@@ -1,0 +1,232 @@
+"""The ``arena`` command: serve, play, replay, show.
+
+Errors in arguments, configs or bot specs are one line on stderr and exit code 2; no
+tracebacks for what the user typed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import NoReturn
+
+from arena.match.messages import TimeControl
+from arena.rules import RuleError, RulesConfig
+
+
+class UsageError(Exception):
+    """A bad argument or config: printed as one line, exit code 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{self.prog}: {message} (see {self.prog} --help)")
+
+
+def _rules(text: str, overrides: list[str]) -> RulesConfig:
+    """A preset name or a JSON object (``{"preset": ..., option: value}``), plus KEY=VALUE."""
+    try:
+        spec: object = json.loads(text) if text.lstrip().startswith("{") else {"preset": text}
+    except json.JSONDecodeError as e:
+        raise UsageError(f"--rules: not valid JSON: {e.msg}") from None
+    if not isinstance(spec, dict):
+        raise UsageError("--rules: give a preset name or a JSON object")
+    for item in overrides:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise UsageError(f"--set {item!r}: use KEY=VALUE, e.g. --set target=150")
+        try:
+            spec[key.strip()] = json.loads(value)
+        except json.JSONDecodeError:
+            spec[key.strip()] = value
+    try:
+        return RulesConfig.from_spec(spec)
+    except RuleError as e:
+        raise UsageError(f"--rules: {e.message}") from None
+
+
+def _time_control(args: argparse.Namespace) -> TimeControl:
+    try:
+        return TimeControl(decision_ms=args.decision_ms, bank_ms=args.bank_ms,
+                           hello_timeout_ms=args.hello_ms, max_strikes=args.max_strikes,
+                           on_illegal=args.on_illegal, reconnect_grace_ms=args.reconnect_ms)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+
+
+def _add_match_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--rules", default="standard",
+                   help="rules preset (standard, oklahoma, hollywood, ...) or a JSON object")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                   help="override one rules option, e.g. --set target=150 (repeatable)")
+    p.add_argument("--decision-ms", type=int, default=1000, help="limit per decision (ms)")
+    p.add_argument("--bank-ms", type=int, default=0, help="match time bank (ms); 0 = none")
+    p.add_argument("--hello-ms", type=int, default=10000, help="time to say Hello (ms)")
+    p.add_argument("--max-strikes", type=int, default=3, help="missed decisions allowed")
+    p.add_argument("--on-illegal", choices=("default", "forfeit"), default="default",
+                   help="after too many refused answers: play the default move, or forfeit")
+    p.add_argument("--reconnect-ms", type=int, default=5000, help="reconnect grace (ms)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = _Parser(prog="arena", description="gin-arena: Gin Rummy bots play each other.")
+    ap.add_argument("--log-json", action="store_true", help="log JSON lines even on a terminal")
+    sub = ap.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    p = sub.add_parser("play", help="play bots against each other on an embedded arena")
+    p.add_argument("bots", nargs="+", metavar="BOT",
+                   help="random|greedy|strong, module:Class, file.py[:Class], or a command")
+    p.add_argument("--games", type=int, default=10, help="games per pair (default 10)")
+    p.add_argument("--concurrency", type=int, default=0, help="matches at once (0: auto)")
+    p.add_argument("--seed", default="", help="deal seed (default: random, printed)")
+    p.add_argument("--replays", default="runs/latest", help="directory for replays")
+    p.add_argument("--in-process", action="store_true",
+                   help="call Python bots directly: no network, no time limits")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    _add_match_options(p)
+
+    p = sub.add_parser("serve", help="run an arena server that pairs connecting bots")
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=50051)
+    p.add_argument("--replays", default="runs/serve", help="directory for replays")
+    p.add_argument("--seed", default="", help="deal seed (default: random)")
+    _add_match_options(p)
+
+    p = sub.add_parser("replay", help="re-simulate replay files and confirm their results")
+    p.add_argument("files", nargs="+", type=Path)
+
+    p = sub.add_parser("show", help="print a replay hand by hand, both hands visible")
+    p.add_argument("file", type=Path)
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        return _main(argv)
+    except UsageError as e:
+        print(f"arena: error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+def _main(argv: list[str] | None) -> int:
+    args = build_parser().parse_args(argv)
+    from arena.logs import configure
+
+    configure(json=True if args.log_json else None)
+    if args.command == "play":
+        return _cmd_play(args)
+    if args.command == "serve":
+        return _cmd_serve(args)
+    if args.command == "replay":
+        return _cmd_replay(args)
+    return _cmd_show(args)
+
+
+def _positive(name: str, value: int) -> None:
+    if value < 1:
+        raise UsageError(f"{name} must be at least 1, not {value}")
+
+
+def _cmd_play(args: argparse.Namespace) -> int:
+    from arena.play import PlayOptions, format_table, run_play
+    from sdk.launch import SpecError
+
+    _positive("--games", args.games)
+    if args.concurrency < 0:
+        raise UsageError(f"--concurrency must be >= 0, not {args.concurrency}")
+    if len(args.bots) < 2:
+        raise UsageError("play needs at least two bots")
+    seed = args.seed or __import__("secrets").token_hex(4)
+    opts = PlayOptions(
+        specs=args.bots, games=args.games, rules=_rules(args.rules, args.set),
+        time_control=_time_control(args), concurrency=args.concurrency, seed=seed,
+        replay_dir=Path(args.replays) if args.replays else None, in_process=args.in_process,
+        progress=not args.no_progress and sys.stderr.isatty(),
+    )
+    try:
+        tallies, results, elapsed = run_play(opts)
+    except SpecError as e:
+        raise UsageError(str(e)) from None
+    hands = sum(len(r.hands) for _, r in results)
+    print(f"{len(results)} games, {hands} hands in {elapsed:.1f} s "
+          f"({hands / elapsed:.0f} hands/s); rules {opts.rules.preset}; seed {seed}"
+          + (f"; replays in {opts.replay_dir}/" if opts.replay_dir else ""))
+    print(format_table(tallies))
+    return 0
+
+
+def _cmd_serve(args: argparse.Namespace) -> int:
+    import signal
+
+    import structlog
+    import trio
+
+    from arena.server.arena import Arena, start_arena
+
+    rules = _rules(args.rules, args.set)
+    tc = _time_control(args)
+    arena = Arena(replay_dir=Path(args.replays), hello_timeout_s=tc.hello_timeout_ms / 1000)
+    log = structlog.get_logger("arena")
+
+    async def serve() -> None:
+        async with trio.open_nursery() as nursery:
+            try:
+                port = await start_arena(nursery, arena, host=args.host, port=args.port)
+            except BaseException as e:  # the bind failed: say so in one line
+                raise UsageError(f"cannot serve on {args.host}:{args.port}: "
+                                 f"{_root_cause(e)}") from None
+            log.info("arena_ready", address=f"{args.host}:{port}", rules=rules.preset)
+            print(f"arena listening on {args.host}:{port} (rules {rules.preset})", flush=True)
+            nursery.start_soon(arena.serve_open, rules, tc, args.seed or None)
+            with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+                async for signum in signals:
+                    log.info("shutdown", signal=signal.Signals(signum).name)
+                    break
+            nursery.cancel_scope.cancel()
+
+    trio.run(serve)
+    return 0
+
+
+def _root_cause(e: BaseException) -> str:
+    while isinstance(e, BaseExceptionGroup) and e.exceptions:
+        e = e.exceptions[0]
+    return str(e) or type(e).__name__
+
+
+def _cmd_replay(args: argparse.Namespace) -> int:
+    from arena.match.replay import ReplayError, load_record, verify
+
+    bad = 0
+    for path in args.files:
+        try:
+            report = verify(load_record(path))
+        except ReplayError as e:
+            raise UsageError(str(e)) from None
+        if report.ok:
+            print(f"{path}: OK ({report.hands} hands, {report.actions} actions replayed "
+                  "to the recorded results)")
+        else:
+            bad += 1
+            print(f"{path}: MISMATCH")
+            for m in report.mismatches:
+                print(f"  {m}")
+    return 1 if bad else 0
+
+
+def _cmd_show(args: argparse.Namespace) -> int:
+    from arena.match.replay import ReplayError, load_record, show
+
+    try:
+        print(show(load_record(args.file)))
+    except ReplayError as e:
+        raise UsageError(str(e)) from None
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,165 @@
+"""Replays: re-simulate a match record through the engine, and print it hand by hand.
+
+A record (JSON lines, written for every match) holds the rules, every deck order and
+knock card, every action with its timing, and each result. ``verify`` replays the actions
+on the dealt decks and checks each hand's result and the match's end against the record.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from arena.rules import (
+    GameState,
+    RuleError,
+    RulesConfig,
+    apply_action,
+    deal_hand,
+    game_outcome,
+    new_game,
+    parse_action,
+)
+from arena.rules.cards import format_cards, sorted_for_display
+
+
+class ReplayError(ValueError):
+    """The file is not a readable match record."""
+
+
+def load_record(path: Path) -> list[dict[str, Any]]:
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError as e:
+        raise ReplayError(f"{path}: cannot read: {e.strerror}") from None
+    items = []
+    for n, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            item = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise ReplayError(f"{path}:{n}: not JSON: {e.msg}") from None
+        if not isinstance(item, dict) or "type" not in item:
+            raise ReplayError(f"{path}:{n}: not a record line (no 'type')")
+        items.append(item)
+    if not items or items[0].get("type") != "match":
+        raise ReplayError(f"{path}: not a match record (first line must be type 'match')")
+    return items
+
+
+@dataclass
+class ReplayReport:
+    match_id: str
+    hands: int = 0
+    actions: int = 0
+    mismatches: list[str] = field(default_factory=list)
+    final: GameState | None = None
+
+    @property
+    def ok(self) -> bool:
+        return not self.mismatches
+
+
+def verify(record: list[dict[str, Any]]) -> ReplayReport:
+    """Re-simulate ``record`` and list every difference from what it says happened."""
+    head = record[0]
+    report = ReplayReport(str(head.get("match_id", "?")))
+    try:
+        rules = RulesConfig.from_spec(head["rules"])
+        game = new_game(rules, int(head["first_dealer"]))
+    except (KeyError, TypeError, RuleError) as e:
+        report.mismatches.append(f"bad header: {e}")
+        return report
+    for item in record[1:]:
+        kind = item["type"]
+        try:
+            if kind == "deal":
+                game = deal_hand(game, item["deck"], item.get("knock_card"))
+                report.hands += 1
+            elif kind == "action":
+                action = parse_action(item["action"], runs_only=rules.runs_only)
+                assert game.hand is not None
+                game = apply_action(game, int(item["seat"]), action)
+                report.actions += 1
+            elif kind == "hand_result":
+                last = game.results[-1] if game.results else None
+                got = (last.kind, last.winner, last.points) if last else None
+                want = (item["kind"], item["winner"], item["points"])
+                if got != want or list(game.scores) != item["scores"]:
+                    report.mismatches.append(
+                        f"hand {item['hand']}: recorded {want} scores {item['scores']}, "
+                        f"replayed {got} scores {list(game.scores)}")
+            elif kind == "end" and item["termination"] in ("completed", "capped"):
+                out = game_outcome(game)
+                if out.winner != item["winner"] or list(out.net) != item["scores"]:
+                    report.mismatches.append(
+                        f"end: recorded winner {item['winner']} scores {item['scores']}, "
+                        f"replayed winner {out.winner} scores {list(out.net)}")
+        except (RuleError, KeyError, TypeError, ValueError, AssertionError) as e:
+            report.mismatches.append(f"line {kind} {item}: {e}")
+            break
+    report.final = game
+    return report
+
+
+def show(record: list[dict[str, Any]]) -> str:
+    """The match, readably, hand by hand with both hands visible."""
+    head = record[0]
+    rules = RulesConfig.from_spec(head["rules"])
+    names = head.get("names", ["seat 0", "seat 1"])
+    out = [f"match {head.get('match_id')}: {names[0]} (seat 0) vs {names[1]} (seat 1), "
+           f"rules {rules.preset}, seed {head.get('seed')}"]
+    game = new_game(rules, int(head["first_dealer"]))
+    for item in record[1:]:
+        kind = item["type"]
+        if kind == "deal":
+            game = deal_hand(game, item["deck"], item.get("knock_card"))
+            hand = game.hand
+            assert hand is not None
+            out.append("")
+            out.append(f"hand {game.hand_number}: {names[hand.dealer]} deals; "
+                       f"knock limit {hand.knock_limit}"
+                       + (f"; upcard {hand.upcard}" if hand.upcard is not None else ""))
+            for s in (0, 1):
+                out.append(f"  {names[s]:>12}: {format_cards(sorted_for_display(hand.hand(s)))}")
+        elif kind == "action":
+            action = parse_action(item["action"], runs_only=rules.runs_only)
+            hand = game.hand
+            assert hand is not None
+            seat = int(item["seat"])
+            drawn = ""
+            game = apply_action(game, seat, action)
+            new = game.hand
+            assert new is not None
+            if item["action"] == "draw_stock":
+                drawn = f" -> {new.deck[new.stock_pos - 1]}"
+            note = f"  ({item['defaulted']})" if item.get("defaulted") else ""
+            out.append(f"    {names[seat]:>12}: {item['action']}{drawn}"
+                       f"  [{item.get('ms', 0):.1f} ms]{note}")
+        elif kind == "rejected":
+            out.append(f"    {names[item['seat']]:>12}: REFUSED {item['action']}: {item['error']}")
+        elif kind == "hand_result":
+            r = game.results[-1]
+            if r.winner is None:
+                out.append(f"  result: {r.kind} (void)")
+            else:
+                out.append(f"  result: {r.kind}, {names[r.winner]} scores {r.points}; "
+                           f"deadwood {r.deadwood[0]} / {r.deadwood[1]}; "
+                           f"scores {item['scores'][0]}-{item['scores'][1]}")
+                for s in (0, 1):
+                    melds = " | ".join(str(m) for m in r.melds[s])
+                    out.append(f"    {names[s]:>12}: [{melds}] deadwood "
+                               f"{format_cards(r.deadwood_cards[s])}")
+                if r.layoffs:
+                    out.append("    layoffs: " + ", ".join(f"{c}>{i}" for c, i in r.layoffs))
+        elif kind == "end":
+            winner = item["winner"]
+            who = names[winner] if winner is not None else "nobody"
+            out.append("")
+            out.append(f"end: {item['termination']}; winner {who}; scores {item['scores']}"
+                       + (f"; blamed {names[item['blamed']]}" if item.get("blamed") is not None
+                          else "") + (f"; {item['detail']}" if item.get("detail") else ""))
+    return "\n".join(out)

@@ -1,0 +1,316 @@
+"""Local play: ``arena play A B --games N``.
+
+Starts an embedded arena on a free loopback port, launches each bot as its own process
+(Python bots through ``sdk.launch``; any other command is run as given with ARENA_ADDRESS,
+ARENA_TOKEN and ARENA_NAME in its environment, so bots in other languages work), plays the
+games ``concurrency`` at a time with fair seating (each deal is played twice, seats
+swapped), writes a replay per match and prints a result table. ``in_process=True`` calls
+Python bots directly instead (no network, same bot code).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import secrets
+import shlex
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
+from typing import IO, Any
+
+import structlog
+import trio
+
+from arena.match.driver import MatchDriver
+from arena.match.local import play_local
+from arena.match.messages import MatchResult, Termination, TimeControl
+from arena.rules import RulesConfig
+from arena.server.arena import Arena, start_arena, write_replay
+from sdk.launch import SAMPLE_BOTS, SpecError, is_python_spec, load_bot_class
+
+log = structlog.get_logger("arena.play")
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@dataclass(frozen=True)
+class Entrant:
+    spec: str
+    name: str
+    token: str
+
+    @property
+    def is_python(self) -> bool:
+        return is_python_spec(self.spec)
+
+
+def make_entrants(specs: Sequence[str]) -> list[Entrant]:
+    """Entrants with unique names; ``SpecError`` for a Python spec that does not load."""
+    out: list[Entrant] = []
+    seen: dict[str, int] = {}
+    for spec in specs:
+        if not spec.strip():
+            raise SpecError("an empty bot spec")
+        if is_python_spec(spec):
+            cls = load_bot_class(spec)  # fail early, with the reason
+            base = spec if spec in SAMPLE_BOTS else getattr(cls, "name", "") or cls.__name__
+            if base == "bot":
+                base = cls.__name__
+        else:
+            base = Path(shlex.split(spec)[0]).name
+        seen[base] = seen.get(base, 0) + 1
+        name = base if seen[base] == 1 else f"{base}-{seen[base]}"
+        out.append(Entrant(spec, name, secrets.token_hex(8)))
+    return out
+
+
+@dataclass(frozen=True)
+class MatchSpec:
+    match_id: str
+    seats: tuple[int, int]  # entrant index in seat 0 and seat 1
+    seed: str
+
+
+def schedule(pairs: Sequence[tuple[int, int]], games: int, seed: str) -> list[MatchSpec]:
+    """``games`` matches per pair; each deal seed is used twice with the seats swapped."""
+    out = []
+    for a, b in pairs:
+        for g in range(games):
+            deal = g // 2
+            seats = (a, b) if g % 2 == 0 else (b, a)
+            out.append(MatchSpec(f"{a}v{b}-{g:04d}", seats, f"{seed}:{min(a, b)}-{max(a, b)}:"
+                                 f"{deal}"))
+    return out
+
+
+# ---------------------------------------------------------------- tallies
+
+
+def wilson(wins: float, n: int, z: float = 1.96) -> tuple[float, float]:
+    """95% Wilson score interval for a proportion."""
+    if n == 0:
+        return (0.0, 1.0)
+    p = wins / n
+    d = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / d
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / d
+    return (max(0.0, centre - half), min(1.0, centre + half))
+
+
+@dataclass
+class Tally:
+    name: str
+    games: int = 0
+    wins: int = 0
+    losses: int = 0
+    voids: int = 0
+    points: int = 0
+    hands: int = 0
+    hands_won: int = 0
+    gins: int = 0
+    undercuts: int = 0
+    timeouts: int = 0
+    illegal: int = 0
+    forfeits: int = 0
+
+    def add(self, result: MatchResult, seat: int) -> None:
+        self.games += 1
+        if result.winner is None:
+            self.voids += 1
+        elif result.winner == seat:
+            self.wins += 1
+        else:
+            self.losses += 1
+        if result.blamed == seat:
+            self.forfeits += 1
+        self.points += result.scores[seat]
+        for h in result.hands:
+            self.hands += 1
+            if h.winner == seat:
+                self.hands_won += 1
+                self.gins += h.kind in ("gin", "big_gin")
+                self.undercuts += h.kind == "undercut"
+        self.timeouts += result.stats[seat].timeouts
+        self.illegal += result.stats[seat].rejections
+
+    def win_interval(self) -> tuple[float, float, float]:
+        decided = self.wins + self.losses
+        rate = self.wins / decided if decided else 0.0
+        lo, hi = wilson(self.wins, decided)
+        return rate, lo, hi
+
+
+def tally(results: Sequence[tuple[MatchSpec, MatchResult]], names: Sequence[str]) -> list[Tally]:
+    out = [Tally(n) for n in names]
+    for spec, result in results:
+        for seat in (0, 1):
+            out[spec.seats[seat]].add(result, seat)
+    return out
+
+
+def format_table(tallies: Sequence[Tally]) -> str:
+    head = ("bot", "games", "wins", "win rate [95% CI]", "points", "pts/hand", "hands won",
+            "gins", "undercuts", "timeouts", "illegal", "forfeits")
+    rows = []
+    for t in tallies:
+        rate, lo, hi = t.win_interval()
+        rows.append((t.name, str(t.games), str(t.wins), f"{rate:.1%} [{lo:.1%}, {hi:.1%}]",
+                     str(t.points), f"{t.points / t.hands:.2f}" if t.hands else "-",
+                     f"{t.hands_won}/{t.hands}", str(t.gins), str(t.undercuts),
+                     str(t.timeouts), str(t.illegal), str(t.forfeits)))
+    widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
+    lines = ["  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in
+                       enumerate(zip(row, widths, strict=True))) for row in [head, *rows]]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------- running
+
+
+@dataclass
+class PlayOptions:
+    specs: list[str]
+    games: int = 10
+    rules: RulesConfig = field(default_factory=RulesConfig)
+    time_control: TimeControl = field(default_factory=TimeControl)
+    concurrency: int = 0  # 0: fits the machine
+    seed: str = ""
+    replay_dir: Path | None = None
+    in_process: bool = False
+    progress: bool = True
+    show_up_s: float = 30.0
+
+
+def default_concurrency() -> int:
+    return max(1, min(8, (os.cpu_count() or 2) * 2))
+
+
+def _progress(total: int, enabled: bool) -> tuple[Callable[[], None], Callable[[], None]]:
+    if not enabled:
+        return (lambda: None), (lambda: None)
+    from tqdm import tqdm
+
+    bar = tqdm(total=total, unit="match", file=sys.stderr, dynamic_ncols=True)
+    return (lambda: bar.update(1)), bar.close
+
+
+def play_in_process(opts: PlayOptions, entrants: list[Entrant], specs: list[MatchSpec]
+                    ) -> list[tuple[MatchSpec, MatchResult]]:
+    classes = [load_bot_class(e.spec) for e in entrants]
+    bots = []
+    for cls, e in zip(classes, entrants, strict=True):
+        bot = cls()
+        bot.name = e.name
+        bots.append(bot)
+    tick, close = _progress(len(specs), opts.progress)
+    out = []
+    try:
+        for spec in specs:
+            a, b = spec.seats
+            driver = MatchDriver(spec.match_id, opts.rules, (entrants[a].name, entrants[b].name),
+                                 seed=spec.seed, time_control=opts.time_control)
+            result = play_local(driver, (bots[a], bots[b]))
+            if opts.replay_dir is not None:
+                write_replay(opts.replay_dir / f"{spec.match_id}.jsonl", driver.record)
+            out.append((spec, result))
+            tick()
+    finally:
+        close()
+    return out
+
+
+def _bot_command(entrant: Entrant, address: str) -> list[str]:
+    if entrant.is_python:
+        return [sys.executable, "-m", "sdk.launch", entrant.spec, "--address", address,
+                "--token", entrant.token, "--name", entrant.name]
+    return shlex.split(entrant.spec)
+
+
+async def play_networked(opts: PlayOptions, entrants: list[Entrant], specs: list[MatchSpec]
+                         ) -> list[tuple[MatchSpec, MatchResult]]:
+    """Run ``specs`` on an embedded arena with every bot in its own process."""
+    arena = Arena(replay_dir=opts.replay_dir, hello_timeout_s=opts.show_up_s)
+    concurrency = opts.concurrency or default_concurrency()
+    per_bot = min(concurrency, len(specs))
+    out: list[tuple[MatchSpec, MatchResult]] = []
+    logs_dir = (opts.replay_dir or Path(".")) / "bot-logs" if opts.replay_dir else None
+    tick, close = _progress(len(specs), opts.progress)
+    env_base = dict(os.environ)
+    env_base["PYTHONPATH"] = os.pathsep.join(
+        p for p in (str(ROOT), env_base.get("PYTHONPATH", "")) if p)
+    files: list[IO[Any]] = []
+    try:
+        async with trio.open_nursery() as nursery:
+            port = await start_arena(nursery, arena)
+            address = f"127.0.0.1:{port}"
+            async with trio.open_nursery() as bots:
+                for e in entrants:
+                    env = dict(env_base, ARENA_ADDRESS=address, ARENA_TOKEN=e.token,
+                               ARENA_NAME=e.name)
+                    for i in range(per_bot):
+                        sink: Any = None
+                        if logs_dir is not None:
+                            logs_dir.mkdir(parents=True, exist_ok=True)
+                            sink = (logs_dir / f"{e.name}-{i}.log").open("wb")
+                            files.append(sink)
+                        bots.start_soon(partial(
+                            trio.run_process, _bot_command(e, address), env=env,
+                            stdout=sink, stderr=sink, check=False))
+                send, receive = trio.open_memory_channel[MatchSpec](math.inf)
+                for spec in specs:
+                    send.send_nowait(spec)
+                send.close()
+
+                async def worker() -> None:
+                    async for spec in receive:
+                        a, b = spec.seats
+                        driver = MatchDriver(spec.match_id, opts.rules,
+                                             (entrants[a].name, entrants[b].name),
+                                             seed=spec.seed, time_control=opts.time_control)
+                        result = await arena.play(driver, (entrants[a].token, entrants[b].token),
+                                                  show_up_s=opts.show_up_s)
+                        out.append((spec, result))
+                        tick()
+
+                async with trio.open_nursery() as workers:
+                    for _ in range(min(concurrency, len(specs))):
+                        workers.start_soon(worker)
+                arena.close_lobby()
+                with trio.move_on_after(10):  # bots leave when the lobby closes
+                    while bots.child_tasks:
+                        await trio.sleep(0.05)
+                bots.cancel_scope.cancel()
+            nursery.cancel_scope.cancel()
+    finally:
+        close()
+        for f in files:
+            f.close()
+    out.sort(key=lambda item: item[0].match_id)
+    return out
+
+
+def run_play(opts: PlayOptions) -> tuple[list[Tally], list[tuple[MatchSpec, MatchResult]], float]:
+    """Play and tally; returns (tallies, results, seconds)."""
+    entrants = make_entrants(opts.specs)
+    seed = opts.seed or secrets.token_hex(4)
+    pairs = [(i, j) for i in range(len(entrants)) for j in range(i + 1, len(entrants))]
+    specs = schedule(pairs, opts.games, seed)
+    if opts.in_process:
+        not_python = [e.spec for e in entrants if not e.is_python]
+        if not_python:
+            raise SpecError(f"--in-process runs Python bots only, not {not_python[0]!r}")
+    started = time.perf_counter()
+    if opts.in_process:
+        results = play_in_process(opts, entrants, specs)
+    else:
+        results = trio.run(play_networked, opts, entrants, specs)
+    elapsed = time.perf_counter() - started
+    return tally(results, [e.name for e in entrants]), results, elapsed
+
+
+__all__ = ["PlayOptions", "Tally", "Termination", "format_table", "run_play", "schedule",
+           "wilson"]

@@ -1,0 +1,101 @@
+"""Start a Python bot as its own process: ``python -m sdk.launch SPEC --address HOST:PORT``.
+
+SPEC is ``module:Class``, ``path/to/file.py`` (its one Bot subclass) or ``file.py:Class``,
+or a sample bot name (``random``, ``greedy``, ``strong``). The address and token may also
+come from ARENA_ADDRESS and ARENA_TOKEN (that is how ``arena play`` starts bots).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.util
+import inspect
+import os
+import sys
+from pathlib import Path
+
+from sdk.bot import Bot
+
+SAMPLE_BOTS = {
+    "random": "sample_bots.random_bot:RandomBot",
+    "greedy": "sample_bots.greedy:GreedyBot",
+    "strong": "sample_bots.strong:StrongBot",
+}
+
+
+class SpecError(ValueError):
+    """A bot spec that names no loadable Bot class."""
+
+
+def is_python_spec(spec: str) -> bool:
+    """True if ``spec`` names Python code (rather than a command line to run)."""
+    if spec in SAMPLE_BOTS:
+        return True
+    head = spec.split(":")[0]
+    if head.endswith(".py"):
+        return True
+    return ":" in spec and " " not in spec and all(
+        part.isidentifier() for part in head.split(".")) and spec.split(":")[1].isidentifier()
+
+
+def load_bot_class(spec: str) -> type[Bot]:
+    """The Bot subclass named by ``spec``; ``SpecError`` saying what was wrong otherwise."""
+    spec = SAMPLE_BOTS.get(spec, spec)
+    head, _, cls_name = spec.partition(":")
+    if head.endswith(".py"):
+        path = Path(head)
+        if not path.is_file():
+            raise SpecError(f"bot file {head!r} does not exist")
+        mod_spec = importlib.util.spec_from_file_location(f"_bot_{path.stem}", path)
+        if mod_spec is None or mod_spec.loader is None:
+            raise SpecError(f"cannot load {head!r} as Python")
+        module = importlib.util.module_from_spec(mod_spec)
+        sys.modules[mod_spec.name] = module
+        try:
+            mod_spec.loader.exec_module(module)
+        except Exception as e:
+            raise SpecError(f"{head}: {type(e).__name__}: {e}") from None
+    else:
+        try:
+            module = importlib.import_module(head)
+        except ImportError as e:
+            raise SpecError(f"cannot import bot module {head!r}: {e}") from None
+    if cls_name:
+        cls = getattr(module, cls_name, None)
+        if not (inspect.isclass(cls) and issubclass(cls, Bot)):
+            raise SpecError(f"{head} has no Bot subclass named {cls_name!r}")
+        return cls
+    found = [c for c in vars(module).values()
+             if inspect.isclass(c) and issubclass(c, Bot) and c is not Bot
+             and c.__module__ == module.__name__]
+    if len(found) != 1:
+        names = ", ".join(c.__name__ for c in found) or "none"
+        raise SpecError(f"{head}: name the class as {head}:Class (Bot subclasses: {names})")
+    return found[0]
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m sdk.launch", description=__doc__)
+    ap.add_argument("spec")
+    ap.add_argument("--address", default=os.environ.get("ARENA_ADDRESS", ""))
+    ap.add_argument("--token", default=os.environ.get("ARENA_TOKEN", ""))
+    ap.add_argument("--name", default=os.environ.get("ARENA_NAME", ""))
+    args = ap.parse_args(argv)
+    if not args.address:
+        ap.error("no arena address: pass --address HOST:PORT or set ARENA_ADDRESS")
+    try:
+        bot = load_bot_class(args.spec)()
+    except SpecError as e:
+        print(f"sdk.launch: {e}", file=sys.stderr)
+        return 2
+    if args.name:
+        bot.name = args.name
+    from sdk.client import run
+
+    run(bot, args.address, token=args.token)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
