@@ -24,6 +24,7 @@ from arena.match.messages import (
 )
 from arena.protocol import PROTOCOL_VERSION, pb
 from arena.rules import (
+    CARDS,
     Action,
     BigGin,
     Card,
@@ -53,14 +54,19 @@ def _cards(items: Iterable[Card]) -> list[str]:
     return [str(c) for c in items]
 
 
+_BY_NAME = {str(c): c for c in CARDS}
+
+
 def _read_cards(items: Iterable[str], where: str) -> tuple[Card, ...]:
-    out = []
-    for text in items:
-        try:
-            out.append(parse_card(text))
-        except MalformedError as e:
-            raise MalformedError(Code.BAD_CARD, f"{where}: {e.message}") from None
-    return tuple(out)
+    get = _BY_NAME.get
+    out = tuple(get(text) for text in items)
+    if None in out:  # the rare path: say which one and why
+        for text in items:
+            try:
+                parse_card(text)
+            except MalformedError as e:
+                raise MalformedError(Code.BAD_CARD, f"{where}: {e.message}") from None
+    return out  # type: ignore[return-value]
 
 
 def _read_card(text: str, where: str) -> Card:
@@ -89,7 +95,20 @@ def _read_melds(melds: Sequence[pb.Meld], where: str, runs_only: bool) -> tuple[
 _E = pb.Empty
 
 
+_PB_CACHE: dict[Action, pb.Action] = {}
+
+
 def action_to_pb(action: Action) -> pb.Action:
+    """The protobuf form of ``action`` (plain actions are built once and reused)."""
+    hit = _PB_CACHE.get(action)
+    if hit is None:
+        hit = _build_action(action)
+        if len(_PB_CACHE) < 4096 and not isinstance(action, Defend | BigGin):
+            _PB_CACHE[action] = hit
+    return hit
+
+
+def _build_action(action: Action) -> pb.Action:
     if isinstance(action, TakeUpcard):
         return pb.Action(take_upcard=_E())
     if isinstance(action, Pass):
@@ -114,6 +133,23 @@ def action_to_pb(action: Action) -> pb.Action:
             layoffs=[pb.Layoff(card=str(c), meld_index=i) for c, i in action.layoffs],
         ))
     raise TypeError(f"not an action: {action!r}")
+
+
+_FROM_CACHE: dict[bytes, Action] = {}
+
+
+def legal_from_pb(items: Sequence[pb.Action], *, runs_only: bool = False) -> tuple[Action, ...]:
+    """The legal list of a request (plain actions are decoded once and reused)."""
+    out = []
+    for msg in items:
+        key = msg.SerializeToString()
+        hit = _FROM_CACHE.get(key)
+        if hit is None:
+            hit = action_from_pb(msg, runs_only=runs_only)
+            if len(_FROM_CACHE) < 4096 and not isinstance(hit, Defend | BigGin):
+                _FROM_CACHE[key] = hit
+        out.append(hit)
+    return tuple(out)
 
 
 def action_from_pb(msg: pb.Action, *, runs_only: bool = False) -> Action:
@@ -157,6 +193,36 @@ def _event_to_pb(e: PublicEvent) -> pb.PublicAction:
                            card=str(e.card) if e.card is not None else "")
 
 
+_LINES: dict[PublicEvent, str] = {}
+_EVENTS: dict[str, PublicEvent] = {}  # both directions memoized: a few hundred distinct lines
+
+
+def _history_line(e: PublicEvent) -> str:
+    line = _LINES.get(e)
+    if line is None:
+        line = f"{e.seat} {e.kind}" if e.card is None else f"{e.seat} {e.kind} {e.card}"
+        _LINES[e] = line
+    return line
+
+
+_KINDS = frozenset(("take_upcard", "pass", "draw_stock", "draw_discard", "discard", "knock",
+                    "gin", "big_gin", "defend"))
+
+
+def _read_history(line: str) -> PublicEvent:
+    hit = _EVENTS.get(line)
+    if hit is not None:
+        return hit
+    parts = line.split()
+    if len(parts) not in (2, 3) or parts[0] not in ("0", "1") or parts[1] not in _KINDS:
+        raise MalformedError(Code.BAD_ACTION, f"view.history: cannot read {line!r}")
+    card = _read_card(parts[2], "view.history") if len(parts) == 3 else None
+    event = PublicEvent(int(parts[0]), parts[1], card)
+    if len(_EVENTS) < 4096:
+        _EVENTS[line] = event
+    return event
+
+
 def _kind_action(kind: str) -> pb.Action:
     if kind in ("knock", "gin"):
         return pb.Action(**{kind: pb.Knock()})
@@ -193,7 +259,7 @@ def view_to_pb(view: PlayerView) -> pb.View:
         opponent_known=_cards(view.opponent_known), own_known=_cards(view.known[seat]),
         discard_pile=_cards(view.discard_pile), stock_count=view.stock_count,
         knock_limit=view.knock_limit, upcard=str(view.upcard) if view.upcard is not None else "",
-        history=[_event_to_pb(e) for e in view.history], revealed=revealed,
+        history=[_history_line(e) for e in view.history], revealed=revealed,
         scores=list(view.scores), hand_number=view.hand_number,
         taken_discard=str(view.taken) if view.taken is not None else "",
         multiplier=view.multiplier,
@@ -212,10 +278,7 @@ def view_from_pb(msg: pb.View, legal: Sequence[pb.Action], *, runs_only: bool = 
     hand = _read_cards(msg.hand, "view.hand")
     opp_known = _read_cards(msg.opponent_known, "view.opponent_known")
     own_known = _read_cards(msg.own_known, "view.own_known")
-    history = tuple(
-        PublicEvent(e.seat, _kind_of(e.action), _read_card(e.card, "history") if e.card else None)
-        for e in msg.history
-    )
+    history = tuple(_read_history(line) for line in msg.history)
     knock = None
     if msg.revealed:
         r = msg.revealed[0]
@@ -237,7 +300,7 @@ def view_from_pb(msg: pb.View, legal: Sequence[pb.Action], *, runs_only: bool = 
         multiplier=msg.multiplier or 1,
         taken=_read_card(msg.taken_discard, "view.taken") if msg.taken_discard else None,
         history=history, knock=knock, result=None,
-        legal=tuple(action_from_pb(a, runs_only=runs_only) for a in legal),
+        legal=legal_from_pb(legal, runs_only=runs_only),
         scores=(msg.scores[0], msg.scores[1]) if len(msg.scores) == 2 else (0, 0),
         hand_number=msg.hand_number,
     )

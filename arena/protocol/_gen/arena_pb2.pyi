@@ -226,14 +226,14 @@ class View(_message.Message):
     stock_count: int
     knock_limit: int
     upcard: str
-    history: _containers.RepeatedCompositeFieldContainer[PublicAction]
+    history: _containers.RepeatedScalarFieldContainer[str]
     revealed: _containers.RepeatedCompositeFieldContainer[RevealedHand]
     scores: _containers.RepeatedScalarFieldContainer[int]
     hand_number: int
     taken_discard: str
     multiplier: int
     own_known: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, seat: _Optional[int] = ..., phase: _Optional[_Union[Phase, str]] = ..., turn: _Optional[int] = ..., dealer: _Optional[int] = ..., hand: _Optional[_Iterable[str]] = ..., opponent_hand_size: _Optional[int] = ..., opponent_known: _Optional[_Iterable[str]] = ..., discard_pile: _Optional[_Iterable[str]] = ..., stock_count: _Optional[int] = ..., knock_limit: _Optional[int] = ..., upcard: _Optional[str] = ..., history: _Optional[_Iterable[_Union[PublicAction, _Mapping]]] = ..., revealed: _Optional[_Iterable[_Union[RevealedHand, _Mapping]]] = ..., scores: _Optional[_Iterable[int]] = ..., hand_number: _Optional[int] = ..., taken_discard: _Optional[str] = ..., multiplier: _Optional[int] = ..., own_known: _Optional[_Iterable[str]] = ...) -> None: ...
+    def __init__(self, seat: _Optional[int] = ..., phase: _Optional[_Union[Phase, str]] = ..., turn: _Optional[int] = ..., dealer: _Optional[int] = ..., hand: _Optional[_Iterable[str]] = ..., opponent_hand_size: _Optional[int] = ..., opponent_known: _Optional[_Iterable[str]] = ..., discard_pile: _Optional[_Iterable[str]] = ..., stock_count: _Optional[int] = ..., knock_limit: _Optional[int] = ..., upcard: _Optional[str] = ..., history: _Optional[_Iterable[str]] = ..., revealed: _Optional[_Iterable[_Union[RevealedHand, _Mapping]]] = ..., scores: _Optional[_Iterable[int]] = ..., hand_number: _Optional[int] = ..., taken_discard: _Optional[str] = ..., multiplier: _Optional[int] = ..., own_known: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class DecisionRequest(_message.Message):
     __slots__ = ("request_id", "view", "legal", "time_left_ms", "bank_left_ms", "last_latency_ms", "previous_defaulted")
