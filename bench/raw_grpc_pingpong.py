@@ -51,11 +51,7 @@ PILE = ["4C", "9H", "2D", "JS", "5H", "8C", "AD", "6S"]
 def make_view() -> pb.View:
     """A mid-hand view of a typical size: 10 cards, a short pile, some history."""
     history = [
-        pb.PublicAction(seat=i % 2, action=pb.Action(draw_stock=pb.Empty()), card="")
-        if i % 3
-        else pb.PublicAction(
-            seat=i % 2, action=pb.Action(discard=pb.CardMove(card=PILE[i % len(PILE)]))
-        )
+        f"{i % 2} draw_stock" if i % 3 else f"{i % 2} discard {PILE[i % len(PILE)]}"
         for i in range(16)
     ]
     return pb.View(

@@ -63,6 +63,8 @@ def _play_stream(bot: Bot, stub: Any, hello: pb.Hello, seen: list[str]) -> bool:
                 bot.on_match_start(ms)
             elif kind == "request":
                 req = msg.request
+                for ev in req.events:
+                    bot.on_event(ev)
                 view = view_from_pb(req.view, req.legal, runs_only=runs_only)
                 try:
                     action = bot.decide(view)

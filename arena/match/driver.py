@@ -183,7 +183,8 @@ class MatchDriver:
         self.game = deal_hand(self.game, d.deck, knock)
         self.record.append({
             "type": "deal", "hand": self.game.hand_number, "dealer": self.game.dealer,
-            "deck": [str(c) for c in d.deck], "knock_card": str(knock) if knock else None,
+            "deck": [str(c) for c in d.deck],
+            "knock_card": str(knock) if knock is not None else None,
         })
 
     # ------------------------------------------------------------------ answering

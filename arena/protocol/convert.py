@@ -348,21 +348,30 @@ def time_control_to_pb(tc: TimeControl) -> pb.TimeControl:
     )
 
 
-def server_message(message: Outgoing) -> pb.ServerMessage:
-    """The protobuf form of a message from the match layer to one seat."""
+def is_move_event(message: Outgoing) -> bool:
+    """True for the events that ride in the next DecisionRequest (see the proto)."""
+    return isinstance(message, OpponentActed | Defaulted)
+
+
+def event_to_pb(message: OpponentActed | Defaulted) -> pb.Event:
+    if isinstance(message, OpponentActed):
+        return pb.Event(opponent_action=_event_to_pb(message.event))
+    return pb.Event(own_action_defaulted=pb.PublicAction(action=action_to_pb(message.action)))
+
+
+def server_message(message: Outgoing, events: Sequence[pb.Event] = ()) -> pb.ServerMessage:
+    """The protobuf form of a message from the match layer to one seat; ``events`` ride
+    along in a DecisionRequest."""
     if isinstance(message, DecisionRequest):
         return pb.ServerMessage(request=pb.DecisionRequest(
             request_id=message.request_id, view=view_to_pb(message.view),
             legal=[action_to_pb(a) for a in message.view.legal],
             time_left_ms=message.time_left_ms, bank_left_ms=message.bank_left_ms,
             last_latency_ms=message.last_latency_ms,
-            previous_defaulted=message.previous_defaulted,
+            previous_defaulted=message.previous_defaulted, events=events,
         ))
-    if isinstance(message, OpponentActed):
-        return pb.ServerMessage(event=pb.Event(opponent_action=_event_to_pb(message.event)))
-    if isinstance(message, Defaulted):
-        return pb.ServerMessage(event=pb.Event(own_action_defaulted=pb.PublicAction(
-            action=action_to_pb(message.action), card="")))
+    if isinstance(message, OpponentActed | Defaulted):
+        return pb.ServerMessage(event=event_to_pb(message))
     if isinstance(message, HandFinished):
         return pb.ServerMessage(event=pb.Event(hand_result=hand_result_to_pb(
             message.hand_number, message.result, message.scores)))

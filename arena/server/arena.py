@@ -34,8 +34,13 @@ from arena.match.messages import (
     TimeControl,
 )
 from arena.match.runner import run_match
-from arena.protocol import PROTOCOL_VERSION
-from arena.protocol.convert import action_from_pb, server_message
+from arena.protocol import PROTOCOL_VERSION, pb
+from arena.protocol.convert import (
+    action_from_pb,
+    event_to_pb,
+    is_move_event,
+    server_message,
+)
 from arena.rules import MalformedError, RulesConfig
 from arena.server.bridge import Connection, serve_grpc
 
@@ -86,14 +91,29 @@ class GrpcSeat:
         self.runs_only = runs_only
         self._last_request = 0
         self._back = trio.Event()
+        self._events: list[pb.Event] = []  # move events waiting for the next request
 
     def send(self, message: Outgoing) -> None:
+        if is_move_event(message):
+            self._events.append(event_to_pb(message))  # type: ignore[arg-type]
+            return
         if isinstance(message, DecisionRequest):
             self._last_request = message.request_id
+            out = server_message(message, self._events)
+            self._events = []
+        else:
+            out = None
+            if self._events:  # a hand or match end: the moves before it go first
+                self._push(*(pb.ServerMessage(event=e) for e in self._events))
+                self._events = []
+        self._push(out if out is not None else server_message(message))
+
+    def _push(self, *messages: pb.ServerMessage) -> None:
         conn = self.entry.conn
         if not conn.is_gone:
             with contextlib.suppress(trio.ClosedResourceError):
-                conn.send(server_message(message))
+                for m in messages:
+                    conn.send(m)
 
     async def receive(self) -> Reply | None:
         conn = self.entry.conn

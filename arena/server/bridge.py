@@ -26,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import math
+import threading
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -226,6 +227,38 @@ Handler: TypeAlias = Callable[[Connection], Awaitable[None]]
 """A session: runs for one Play stream (see :func:`serve_grpc`)."""
 
 
+class _Batch:
+    """Calls for the other thread, run in order; calls queued before it wakes share one wakeup.
+
+    Every message crossing costs a thread wakeup (a self-pipe write, an epoll return, a GIL
+    hand-off); a decision moves several messages, so batching them is most of the bridge's
+    cost under load. Thread-safe; ``wake`` is the other loop's thread-safe scheduler.
+    """
+
+    def __init__(self, wake: Callable[[Callable[[], None]], object]) -> None:
+        self._wake = wake
+        self._calls: list[tuple[Callable[..., object], tuple[object, ...]]] = []
+        self._lock = threading.Lock()
+
+    def submit(self, fn: Callable[..., object], *args: object) -> None:
+        with self._lock:
+            self._calls.append((fn, args))
+            if len(self._calls) > 1:
+                return  # a wakeup for this batch is already scheduled
+        try:
+            self._wake(self._run)
+        except BaseException:
+            with self._lock:
+                self._calls.clear()
+            raise
+
+    def _run(self) -> None:
+        with self._lock:
+            calls, self._calls = self._calls, []
+        for fn, args in calls:
+            _run_guarded(fn, *args)
+
+
 class _Bridge:
     """The state shared by the two sides of one server; each attribute has one owner thread."""
 
@@ -241,6 +274,8 @@ class _Bridge:
         self._handler = handler
         self.sessions: trio.Nursery | None = None  # set before the loop thread starts
         self._token = trio.lowlevel.current_trio_token()
+        self._to_trio = _Batch(self._token.run_sync_soon)
+        self._to_aio: _Batch | None = None  # made with the loop
         self._host = host
         self._port = port
         self._extra_servicers = extra_servicers
@@ -324,7 +359,7 @@ class _Bridge:
     def to_trio(self, fn: Callable[[*_Ts], object], *args: *_Ts) -> None:
         """Schedule ``fn(*args)`` on the trio thread (the one asyncio -> trio crossing)."""
         with contextlib.suppress(trio.RunFinishedError):  # the trio run is over
-            self._token.run_sync_soon(_run_guarded, fn, *args)
+            self._to_trio.submit(fn, *args)
 
     # ---- asyncio side -----------------------------------------------------------
 
@@ -368,8 +403,12 @@ class _Bridge:
     ) -> Callable[[_Outgoing], None]:
         """A thread-safe way to put into ``outbox`` (the one trio -> asyncio crossing)."""
 
+        if self._to_aio is None:
+            self._to_aio = _Batch(loop.call_soon_threadsafe)
+        batch = self._to_aio
+
         def post(item: _Outgoing) -> None:
-            loop.call_soon_threadsafe(_run_guarded, outbox.put_nowait, item)
+            batch.submit(outbox.put_nowait, item)
 
         return post
 

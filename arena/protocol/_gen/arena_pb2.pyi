@@ -236,7 +236,7 @@ class View(_message.Message):
     def __init__(self, seat: _Optional[int] = ..., phase: _Optional[_Union[Phase, str]] = ..., turn: _Optional[int] = ..., dealer: _Optional[int] = ..., hand: _Optional[_Iterable[str]] = ..., opponent_hand_size: _Optional[int] = ..., opponent_known: _Optional[_Iterable[str]] = ..., discard_pile: _Optional[_Iterable[str]] = ..., stock_count: _Optional[int] = ..., knock_limit: _Optional[int] = ..., upcard: _Optional[str] = ..., history: _Optional[_Iterable[str]] = ..., revealed: _Optional[_Iterable[_Union[RevealedHand, _Mapping]]] = ..., scores: _Optional[_Iterable[int]] = ..., hand_number: _Optional[int] = ..., taken_discard: _Optional[str] = ..., multiplier: _Optional[int] = ..., own_known: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class DecisionRequest(_message.Message):
-    __slots__ = ("request_id", "view", "legal", "time_left_ms", "bank_left_ms", "last_latency_ms", "previous_defaulted")
+    __slots__ = ("request_id", "view", "legal", "time_left_ms", "bank_left_ms", "last_latency_ms", "previous_defaulted", "events")
     REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
     VIEW_FIELD_NUMBER: _ClassVar[int]
     LEGAL_FIELD_NUMBER: _ClassVar[int]
@@ -244,6 +244,7 @@ class DecisionRequest(_message.Message):
     BANK_LEFT_MS_FIELD_NUMBER: _ClassVar[int]
     LAST_LATENCY_MS_FIELD_NUMBER: _ClassVar[int]
     PREVIOUS_DEFAULTED_FIELD_NUMBER: _ClassVar[int]
+    EVENTS_FIELD_NUMBER: _ClassVar[int]
     request_id: int
     view: View
     legal: _containers.RepeatedCompositeFieldContainer[Action]
@@ -251,7 +252,8 @@ class DecisionRequest(_message.Message):
     bank_left_ms: int
     last_latency_ms: int
     previous_defaulted: bool
-    def __init__(self, request_id: _Optional[int] = ..., view: _Optional[_Union[View, _Mapping]] = ..., legal: _Optional[_Iterable[_Union[Action, _Mapping]]] = ..., time_left_ms: _Optional[int] = ..., bank_left_ms: _Optional[int] = ..., last_latency_ms: _Optional[int] = ..., previous_defaulted: _Optional[bool] = ...) -> None: ...
+    events: _containers.RepeatedCompositeFieldContainer[Event]
+    def __init__(self, request_id: _Optional[int] = ..., view: _Optional[_Union[View, _Mapping]] = ..., legal: _Optional[_Iterable[_Union[Action, _Mapping]]] = ..., time_left_ms: _Optional[int] = ..., bank_left_ms: _Optional[int] = ..., last_latency_ms: _Optional[int] = ..., previous_defaulted: _Optional[bool] = ..., events: _Optional[_Iterable[_Union[Event, _Mapping]]] = ...) -> None: ...
 
 class HandResult(_message.Message):
     __slots__ = ("hand_number", "winner", "kind", "points", "hands", "scores")

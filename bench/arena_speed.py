@@ -1,0 +1,164 @@
+"""Arena throughput and decision round trip, beside a raw grpc.aio ping-pong.
+
+    python -m bench.arena_speed [--matches 1,16,64] [--duration 8]
+
+For each count N: an ``arena serve`` process (pinned to CPU 0) pairs 2N connecting bots;
+this process (pinned to CPU 1) runs them as grpc.aio streams that answer at once (gin or
+knock when legal, else the first legal move), so the figures measure the arena, not a bot.
+Reported: decision round trip p50/p99 as the arena measures it (request sent to answer
+received, from the replays' per-action timings), decisions/s and hands/s seen by the bots.
+The raw baseline (bench.raw_grpc_pingpong: the same messages, no trio, no match logic)
+runs in the same invocation with the same stream counts for comparison.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import grpc
+import grpc.aio
+
+from arena.protocol import PROTOCOL_VERSION, pb, pb_grpc
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def choose(req: pb.DecisionRequest) -> pb.Action:
+    for a in req.legal:
+        if a.WhichOneof("kind") in ("gin", "knock", "big_gin"):
+            return a
+    return req.legal[0]
+
+
+async def bot(stub: Any, name: str, stop_at: float, counts: dict[str, int]) -> None:
+    while time.perf_counter() < stop_at:
+        queue: asyncio.Queue[pb.BotMessage | None] = asyncio.Queue()
+        await queue.put(pb.BotMessage(hello=pb.Hello(name=name,
+                                                     protocol_version=PROTOCOL_VERSION)))
+
+        async def requests(q: asyncio.Queue[pb.BotMessage | None] = queue) -> Any:
+            while (item := await q.get()) is not None:
+                yield item
+
+        call = stub.Play(requests())
+        try:
+            async for msg in call:
+                kind = msg.WhichOneof("kind")
+                if kind == "request":
+                    counts["decisions"] += 1
+                    await queue.put(pb.BotMessage(action=pb.ActionReply(
+                        request_id=msg.request.request_id, action=choose(msg.request))))
+                elif kind == "event" and msg.event.WhichOneof("kind") == "hand_result":
+                    counts["hand_events"] += 1
+                elif kind == "match_end":
+                    break
+                if time.perf_counter() > stop_at:
+                    break
+        except grpc.aio.AioRpcError:
+            pass
+        finally:
+            await queue.put(None)
+            call.cancel()
+
+
+async def drive(port: int, matches: int, warmup: float, duration: float) -> dict[str, float]:
+    counts = {"decisions": 0, "hand_events": 0}
+    async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+        await channel.channel_ready()
+        stub = pb_grpc.ArenaStub(channel)  # type: ignore[no-untyped-call]
+        start = time.perf_counter()
+        stop_at = start + warmup + duration
+        tasks = [asyncio.create_task(bot(stub, f"b{i}", stop_at, counts))
+                 for i in range(2 * matches)]
+        await asyncio.sleep(warmup)
+        base = dict(counts)
+        t0 = time.perf_counter()
+        await asyncio.sleep(duration)
+        elapsed = time.perf_counter() - t0
+        measured = {k: counts[k] - base[k] for k in counts}
+        await asyncio.gather(*tasks, return_exceptions=True)
+    return {"decisions_per_s": measured["decisions"] / elapsed,
+            "hands_per_s": measured["hand_events"] / 2 / elapsed}
+
+
+def round_trips(replays: Path) -> list[float]:
+    out = []
+    for f in replays.glob("*.jsonl"):
+        for line in f.read_text().splitlines():
+            item = json.loads(line)
+            if item["type"] == "action" and "defaulted" not in item:
+                out.append(item["ms"])
+    return out
+
+
+def pin(cpu: int) -> None:
+    if hasattr(os, "sched_setaffinity") and (os.cpu_count() or 1) > 1:
+        os.sched_setaffinity(0, {cpu})
+
+
+def run_level(matches: int, warmup: float, duration: float) -> dict[str, float]:
+    port = free_port()
+    with tempfile.TemporaryDirectory() as tmp:
+        cmd = [sys.executable, "-m", "arena.cli", "--log-json", "serve", "--port", str(port),
+               "--replays", tmp, "--decision-ms", "10000", "--hello-ms", "30000"]
+        env = dict(os.environ, PYTHONPATH=str(ROOT))
+        server = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                                  stderr=subprocess.DEVNULL, text=True,
+                                  preexec_fn=lambda: pin(0))
+        try:
+            assert server.stdout is not None
+            server.stdout.readline()  # "arena listening on ..."
+            result = asyncio.run(drive(port, matches, warmup, duration))
+        finally:
+            server.send_signal(signal.SIGTERM)
+            server.wait(timeout=30)
+        rts = sorted(round_trips(Path(tmp)))
+    if rts:
+        result["p50_us"] = statistics.median(rts) * 1000
+        result["p99_us"] = rts[int(len(rts) * 0.99)] * 1000
+    return result
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else "")
+    ap.add_argument("--matches", default="1,16,64")
+    ap.add_argument("--duration", type=float, default=8.0)
+    ap.add_argument("--warmup", type=float, default=1.5)
+    ap.add_argument("--no-raw", action="store_true", help="skip the raw baseline")
+    args = ap.parse_args()
+    pin(1)
+    levels = [int(x) for x in args.matches.split(",")]
+    print(f"arena ({os.cpu_count()} cores; server on CPU 0, bots on CPU 1)")
+    print(f"{'matches':>8} {'p50 µs':>9} {'p99 µs':>9} {'decisions/s':>12} {'hands/s':>9}")
+    for n in levels:
+        r = run_level(n, args.warmup, args.duration)
+        print(f"{n:>8} {r.get('p50_us', float('nan')):>9.0f} {r.get('p99_us', float('nan')):>9.0f}"
+              f" {r['decisions_per_s']:>12.0f} {r['hands_per_s']:>9.1f}", flush=True)
+    if not args.no_raw:
+        print("raw grpc.aio ping-pong, same run (streams = matches):", flush=True)
+        subprocess.run([sys.executable, "-m", "bench.raw_grpc_pingpong", "--streams",
+                        args.matches, "--duration", str(min(args.duration, 5.0))],
+                       cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)), check=False)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
