@@ -307,24 +307,46 @@ class Arena:
 
     async def run_seated(self, driver: MatchDriver, seats: tuple[GrpcSeat, GrpcSeat]
                          ) -> MatchResult:
+        """Play a match between two seated sessions. On cancellation (shutdown) the match
+        ends ``shutdown``, is recorded, and both calls end UNAVAILABLE."""
         for seat in seats:
-            self._reconnect_slot(driver.match_id, seat)
+            self._reconnect[(driver.match_id, seat.entry.key)] = seat
         try:
             result = await run_match(driver, seats)
+        except trio.Cancelled:
+            if driver.result is not None:
+                self._done(driver, driver.result)
+            for seat in seats:
+                seat.entry.conn.abort(STATUS["shutdown"], "server shutting down")
+                seat.entry.done.set()
+            raise
         finally:
             for seat in seats:
                 self._reconnect.pop((driver.match_id, seat.entry.key), None)
-                seat.finish()
+        for seat in seats:
+            seat.finish()
         self._done(driver, result)
         return result
 
-    def _reconnect_slot(self, match_id: str, seat: GrpcSeat) -> None:
-        self._reconnect[(match_id, seat.entry.key)] = seat
+    async def _run_guarded(self, driver: MatchDriver, seats: tuple[GrpcSeat, GrpcSeat]
+                           ) -> None:
+        """``run_seated`` for a background match: an error there is logged, never raised
+        into the server (one match must not stop the others)."""
+        try:
+            await self.run_seated(driver, seats)
+        except Exception:
+            log.exception("match_task_failed", match_id=driver.match_id)
+            for seat in seats:
+                seat.entry.conn.abort(grpc.StatusCode.INTERNAL, "internal error")
+                seat.entry.done.set()
 
     def _done(self, driver: MatchDriver, result: MatchResult) -> None:
         self.results.append(result)
         if self.replay_dir is not None:
-            write_replay(self.replay_dir / f"{driver.match_id}.jsonl", driver.record)
+            try:
+                write_replay(self.replay_dir / f"{driver.match_id}.jsonl", driver.record)
+            except OSError as e:  # a full disk must not take the server down
+                log.error("replay_write_failed", match_id=driver.match_id, error=str(e))
         if self.on_result is not None:
             self.on_result(result, driver)
 
@@ -337,7 +359,7 @@ class Arena:
                 a, b = await self.any_two(rules.runs_only)
                 driver = MatchDriver(f"m{n:05d}", rules, (a.name, b.name), seed=f"{base}:{n}",
                                      first_dealer=n % 2, time_control=time_control)
-                nursery.start_soon(self.run_seated, driver, (a, b))
+                nursery.start_soon(self._run_guarded, driver, (a, b))
 
 
 def write_replay(path: Path, record: list[dict[str, Any]]) -> None:
