@@ -153,15 +153,18 @@ class MatchDriver:
     def seat_to_act(self) -> int:
         """The seat whose decision comes next (dealing a new hand first if needed)."""
         assert self.result is None, "the match is over"
-        if self.game.hand is None or self.game.hand.is_over:
+        hand = self.game.hand
+        if hand is None or hand.phase is Phase.HAND_OVER:
             self._deal()
-        return self.hand.turn
+            hand = self.game.hand
+            assert hand is not None
+        return hand.turn
 
     def next_request(self, time_left_ms: int = 0, bank_left_ms: int = 0) -> DecisionRequest:
         """The request for the seat to act (dealing a new hand first if needed)."""
-        self.seat_to_act()
-        state = self.hand
-        seat = state.turn
+        seat = self.seat_to_act()
+        state = self.game.hand
+        assert state is not None
         self._request_id += 1
         self._pending = (seat, self._request_id)
         view = observe(state, seat, scores=self.game.scores, hand_number=self.game.hand_number)
@@ -191,15 +194,17 @@ class MatchDriver:
 
     def submit(self, action: Action, *, elapsed_ms: float = 0.0, defaulted: str = "") -> None:
         """Apply the pending seat's ``action``; ``RuleError`` (state unchanged) if illegal."""
-        seat, request_id = self.pending
-        self.game = apply_action(self.game, seat, action)  # raises RuleError, game unchanged
+        pending = self._pending
+        assert pending is not None, "no decision is pending"
+        seat, request_id = pending
+        self.game = game = apply_action(self.game, seat, action)  # RuleError: game unchanged
         self._pending = None
         stats = self.stats[seat]
         stats.decisions += 1
         stats.think_ms_total += elapsed_ms
         stats.think_ms_max = max(stats.think_ms_max, elapsed_ms)
         self._latency[seat] = round(elapsed_ms)
-        entry: dict[str, Any] = {"type": "action", "hand": self.game.hand_number, "seat": seat,
+        entry: dict[str, Any] = {"type": "action", "hand": game.hand_number, "seat": seat,
                                  "action": str(action), "ms": round(elapsed_ms, 3)}
         if defaulted:
             entry["defaulted"] = defaulted
@@ -207,7 +212,8 @@ class MatchDriver:
             self._defaulted[seat] = True
             self.outbox.append((seat, Defaulted(request_id, action, defaulted)))
         self.record.append(entry)
-        hand = self.hand
+        hand = game.hand
+        assert hand is not None
         self.outbox.append((1 - seat, OpponentActed(hand.public[-1])))
         if hand.result is not None:
             r = hand.result

@@ -52,8 +52,8 @@ def play_local(driver: MatchDriver, bots: tuple[LocalBot, LocalBot]) -> MatchRes
     while not driver.is_over:
         for to, message in driver.drain():
             deliver(bots[to], message)
-        seat = driver.seat_to_act()
         request = driver.next_request()
+        seat = driver.pending[0]
         bot = bots[seat]
         started = perf()
         action: Action | None = bot.decide(request.view)

@@ -46,7 +46,7 @@ from arena.rules.hand import (
 )
 from arena.rules.helpers import layoff_cards
 from arena.rules.melds import Meld, best_melds, can_lay_off, min_deadwood
-from arena.rules.view import PlayerView, observe, public_event
+from arena.rules.view import PlayerView, observe
 
 __all__ = [
     "CARDS", "PHASE_ACTIONS", "PRESETS", "Action", "BigGin", "Card", "Code", "Defend",
@@ -56,5 +56,5 @@ __all__ = [
     "RulesConfig", "Sheet", "SheetTotal", "Shutout", "TakeUpcard", "apply", "apply_action",
     "best_melds", "can_lay_off", "deal", "deal_hand", "enter_result", "game_outcome", "is_legal",
     "layoff_cards", "legal_actions", "min_deadwood", "new_game", "observe", "parse_action",
-    "parse_card", "parse_cards", "preset", "public_event", "total_sheet",
+    "parse_card", "parse_cards", "preset", "total_sheet",
 ]

@@ -9,9 +9,9 @@ three score sheets at once.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from arena.rules.actions import Action
 from arena.rules.cards import CardLike
@@ -102,9 +102,16 @@ def apply_action(game: GameState, seat: int, action: Action) -> GameState:
     if game.hand is None:
         raise IllegalActionError(Code.WRONG_PHASE, "no hand has been dealt")
     hand = apply(game.hand, seat, action)
+    new = _new_game(GameState, (game[0], game[1], game[2], hand, game[4], game[5], game[6]))
     if hand.result is None:
-        return game._replace(hand=hand)
-    return enter_result(game._replace(hand=hand), hand.result)
+        return new
+    return enter_result(new, hand.result)
+
+
+# A game is copied on every action: build it directly (fields: config, dealer, sheets,
+# hand, hand_number, results, capped) rather than through NamedTuple._replace.
+_new_game: Callable[[type[GameState], tuple[Any, ...]], GameState] = tuple.__new__
+assert GameState._fields[3] == "hand" and len(GameState._fields) == 7
 
 
 def enter_result(game: GameState, result: HandResult) -> GameState:

@@ -9,7 +9,8 @@ the pile may not be looked through) every discard under the top one.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 from arena.rules.actions import (
     Action,
@@ -21,7 +22,6 @@ from arena.rules.hand import (
     KnockInfo,
     Phase,
     PublicEvent,
-    apply,
     legal_actions,
 )
 
@@ -61,7 +61,8 @@ def observe(
     """What ``seat`` may see now (``None``: a spectator, public information only)."""
     pile = state.discard if state.config.discard_pile_visible else state.discard[-1:]
     history = state.public
-    known = (from_mask(state.known[0]), from_mask(state.known[1]))
+    k0, k1 = state.known
+    known = (from_mask(k0) if k0 else (), from_mask(k1) if k1 else ())
     knock = state.knock
     if knock is not None:
         knock = KnockInfo(knock.knocker, None, knock.melds, knock.deadwood_cards,
@@ -76,17 +77,18 @@ def observe(
         opp_known = known[1 - seat]
         legal = tuple(legal_actions(state, seat))
         taken = state.taken if state.turn == seat else None
-    return PlayerView(
-        seat=seat, phase=state.phase, turn=state.turn, dealer=state.dealer, hand=own,
-        hand_sizes=(state.hands[0].bit_count(), state.hands[1].bit_count()),
-        opponent_known=opp_known, known=known, discard_pile=pile,
-        stock_count=state.stock_count, knock_limit=state.knock_limit, upcard=state.upcard,
-        multiplier=state.multiplier, taken=taken, history=history, knock=knock,
-        result=state.result, legal=legal, scores=scores, hand_number=hand_number,
-    )
+    # positional, in PlayerView's field order (a view is built for every decision)
+    return _new_view(PlayerView, (
+        seat, state.phase, state.turn, state.dealer, own,
+        (state.hands[0].bit_count(), state.hands[1].bit_count()), opp_known, known, pile,
+        52 - state.stock_pos, state.knock_limit, state.upcard, state.multiplier, taken,
+        history, knock, state.result, legal, scores, hand_number,
+    ))
 
 
-def public_event(before: HandState, seat: int, action: Action) -> PublicEvent:
-    """How everyone saw ``seat`` play ``action`` from state ``before``."""
-    after = apply(before, seat, action)
-    return after.public[-1]
+_new_view: Callable[[type[PlayerView], tuple[Any, ...]], PlayerView] = tuple.__new__
+assert PlayerView._fields == (
+    "seat", "phase", "turn", "dealer", "hand", "hand_sizes", "opponent_known", "known",
+    "discard_pile", "stock_count", "knock_limit", "upcard", "multiplier", "taken", "history",
+    "knock", "result", "legal", "scores", "hand_number",
+)
