@@ -116,6 +116,10 @@ class RulesConfig:
             spec = {"preset": spec}
         spec = dict(spec)
         name = spec.pop("preset", "standard")
+        if name not in PRESETS and isinstance(name, str) and set(spec) >= _OPTION_NAMES:
+            # a complete configuration under a label of its own (e.g. a house rule set
+            # saved with to_json): every option is given, so no preset is needed
+            return RulesConfig(preset=name).with_options(**spec)
         base = preset(name)
         return base.with_options(**spec)
 
@@ -165,6 +169,7 @@ def _coerce(name: str, type_name: Any, value: Any) -> Any:
 
 
 _STANDARD = RulesConfig()
+_OPTION_NAMES = frozenset(f.name for f in fields(RulesConfig)) - {"preset"}
 
 PRESETS: dict[str, tuple[str, RulesConfig]] = {
     "standard": ("seed 000: classic rules, gin 25, undercut 20, box 25, loser deals", _STANDARD),

@@ -48,6 +48,7 @@ from arena.rules.melds import (
     deadwood_after_discard,
     meld_kind,
     meldable_mask,
+    sequence_bonus,
 )
 
 WALL = 2  # the last two stock cards are never drawn (seeds 000, 001, 004)
@@ -384,7 +385,8 @@ def _apply(state: HandState, seat: int, action: Action) -> HandState:
             f"(allowed: {allowed})",
         )
     new = handler(state, seat, action)
-    if new.phase is not _HAND_OVER and len(new.log) >= MAX_ACTIONS_PER_HAND:
+    # the cap voids a hand only between turns: never a knock or its defence in progress
+    if new.phase is _DRAW and len(new.log) >= MAX_ACTIONS_PER_HAND:
         return _end(new, HandResult("cap", None, 0))
     return new
 
@@ -600,7 +602,8 @@ def _defend(state: HandState, seat: int, action: Action) -> HandState:
     if action.melds is None:
         if action.layoffs:
             raise MalformedError(Code.BAD_LAYOFF, "layoffs need the defender's melds too")
-        dw, own_masks, plan = best_defence(mask, targets, cfg.runs_only, may_lay_off)
+        dw, own_masks, plan = best_defence(mask, targets, cfg.runs_only, may_lay_off,
+                                           with_bonus=cfg.sequence_bonuses)
         own = tuple(Meld(from_mask(m), meld_kind(m) == "run") for m in own_masks)
         layoffs = tuple((CARDS[c], i) for c, i in plan)
         laid = 0
@@ -634,16 +637,6 @@ def _defend(state: HandState, seat: int, action: Action) -> HandState:
     return _end(_logged(state, seat, action), result)
 
 
-def _sequence_bonus(melds: Iterable[Meld]) -> int:
-    bonus = 0
-    for m in melds:
-        if m.is_run:
-            if len(m.cards) >= 6:
-                bonus += len(m.cards)
-            bonus += sum(1 for c in m.cards if c.rank >= 11)
-    return bonus
-
-
 def _score(
     state: HandState, knock: KnockInfo, defender: int, own: tuple[Meld, ...], dw: int,
     dw_cards: tuple[Card, ...], layoffs: tuple[tuple[Card, int], ...],
@@ -663,7 +656,7 @@ def _score(
     melds_by_seat = [(), ()]  # type: list[tuple[Meld, ...]]
     melds_by_seat[k] = knock.melds
     melds_by_seat[defender] = own
-    bonus = _sequence_bonus(melds_by_seat[winner]) if cfg.sequence_bonuses else 0
+    bonus = sequence_bonus(m.mask for m in melds_by_seat[winner]) if cfg.sequence_bonuses else 0
     points = (points + bonus) * state.multiplier
     deadwood = [0, 0]
     deadwood[k], deadwood[defender] = kd, dw

@@ -334,19 +334,38 @@ def max_layoff(
     return plan
 
 
+_FACES = sum(0b111 << (10 + 13 * s) for s in range(4))  # J Q K of every suit
+
+
+def sequence_bonus(melds: Iterable[int]) -> int:
+    """Sequence Gin's bonus for these melds (seed 003): +1 per card of a run of 6 or more,
+    +1 per face card in a run."""
+    bonus = 0
+    for m in melds:
+        if meld_kind(m) == "run":
+            n = m.bit_count()
+            if n >= 6:
+                bonus += n
+            bonus += (m & _FACES).bit_count()
+    return bonus
+
+
 def best_defence(
     hand: int, knocker_melds: Sequence[tuple[int, bool]], runs_only: bool = False,
-    allow_layoff: bool = True,
+    allow_layoff: bool = True, with_bonus: bool = False,
 ) -> tuple[int, tuple[int, ...], list[tuple[int, int]]]:
     """The defender's best spread: (deadwood value, own melds, layoff plan).
 
     Chooses own melds and layoffs together (a card may be worth more laid off than kept in
-    a meld of one's own), over every arrangement of the defender's cards.
+    a meld of one's own), over every arrangement of the defender's cards. Among spreads with
+    the same deadwood it prefers, with ``with_bonus`` (Sequence Gin), the largest bonus of
+    its own runs, then the fewest melds and layoffs.
     """
     if not allow_layoff or not knocker_melds:
         dw, melds = _best(hand, runs_only)
         return dw, melds, []
     best: tuple[int, tuple[int, ...], list[tuple[int, int]]] | None = None
+    best_key: tuple[int, int, int] | None = None
     for used, _value, chosen in _arrangements(hand, runs_only):
         rest = hand & ~used
         plan = max_layoff(rest, knocker_melds)
@@ -354,8 +373,9 @@ def best_defence(
         for c, _ in plan:
             laid |= 1 << c
         dw = mask_value(rest & ~laid)
-        if best is None or dw < best[0]:
-            best = (dw, chosen, plan)
+        key = (dw, -sequence_bonus(chosen) if with_bonus else 0, len(chosen) + len(plan))
+        if best_key is None or key < best_key:
+            best, best_key = (dw, chosen, plan), key
     assert best is not None
     return best
 

@@ -1134,11 +1134,6 @@ def deck_dealing(non_dealer: str, dealer: str, then: str) -> list[Card]:
     return order + [c for c in CARDS if c not in set(order)]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "engine bug: melds.best_defence keeps the first arrangement reaching the least deadwood "
-    "(`dw < best[0]`), so Defend() splits a 6-card run into two 3-runs or lays it off on the "
-    "knocker's run; an undercutting Sequence Gin defender then loses the long-run bonus "
-    "(_best got a fewer-melds tie-break in e1e41e6, best_defence did not)"))
 @pytest.mark.parametrize(("knocker", "defender", "whole_run"), [
     # the defender's 2H-7H is split 2H-4H | 5H-7H: 24 points instead of 30
     ("AC 2C 3C 4C 5D 6D 7D 8D 2S 3S", "2H 3H 4H 5H 6H 7H 8C 9C TC AS", "2H 3H 4H 5H 6H 7H"),
@@ -1163,10 +1158,6 @@ def test_sequence_gin_default_defence_keeps_the_undercutters_long_run(
     assert default.points == chosen.points
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "engine bug: hand._apply voids the hand ('cap') whenever the log reaches "
-    "MAX_ACTIONS_PER_HAND and the phase is not HAND_OVER, including right after a legal, "
-    "listed knock or gin (phase DEFEND), so that knock is never scored"))
 def test_a_knock_listed_as_the_last_action_before_the_cap_is_scored() -> None:
     core = set(parse_cards("AC 2C 3C 4D 5D 6D 7H 8H 9H"))
     deck = deck_dealing("AC 2C 3C 4D 5D 6D 7H 8H 9H KS", "2S 4S 6S 8S TS QS 3H 5H JH KH", "JD")
@@ -1187,9 +1178,6 @@ def test_a_knock_listed_as_the_last_action_before_the_cap_is_scored() -> None:
     assert after.phase is Phase.DEFEND, after.result
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "engine bug: RulesConfig.with_options accepts preset='house' (preset is a str field), "
-    "but to_json/from_json then fails: from_spec looks the name up in PRESETS"))
 def test_a_config_renamed_with_with_options_round_trips() -> None:
     cfg = preset("gin20").with_options(preset="house", target=150)
     assert RulesConfig.from_json(cfg.to_json()) == cfg
