@@ -30,7 +30,6 @@ class Code(StrEnum):
     TAKEN_CARD_BACK = "taken_card_back"
     OVER_KNOCK_LIMIT = "over_knock_limit"
     NOT_GIN = "not_gin"
-    MELDS_MISMATCH = "melds_mismatch"
     BAD_LAYOFF = "bad_layoff"
     VARIANT_OFF = "variant_off"
     EMPTY_STOCK = "empty_stock"
