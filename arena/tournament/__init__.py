@@ -1,0 +1,7 @@
+"""Tournaments and the ladder, built on the arena.
+
+``config`` reads a TOML config; ``formats`` makes the schedules of duplicate deals and the
+SPRT; ``runner`` plays a schedule (in process or over gRPC) into a ``store``; ``ratings``
+keeps live openskill ratings and fits the final standings; ``report`` prints and exports
+them; ``ladder`` is the long-running ladder server. See docs/tournaments.md.
+"""

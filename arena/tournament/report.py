@@ -1,0 +1,283 @@
+"""Standings from a store: the batch fit, per-bot statistics, and their outputs.
+
+``standings(store, scope)`` fits the ratings over every counted match of the scope and
+gathers each bot's statistics; ``format_table`` prints it for a terminal, ``to_csv`` and
+``to_json`` export it, ``format_matrix`` prints the pairwise results.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from collections import defaultdict
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from arena.tournament.formats import SprtVerdict, sprt_verdict
+from arena.tournament.ratings import Fit, ordinal, standings_fit, units_from_matches
+from arena.tournament.store import Rating, ScopeInfo, SqliteStore, StoreError
+
+
+def wilson(successes: float, n: float, z: float = 1.96) -> tuple[float, float]:
+    """95% Wilson score interval for a proportion (``successes`` may count draws as half)."""
+    if n <= 0:
+        return (0.0, 1.0)
+    p = successes / n
+    d = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / d
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / d
+    return (max(0.0, centre - half), min(1.0, centre + half))
+
+
+@dataclass
+class BotStats:
+    bot: str
+    games: int = 0  # counted matches (voids excluded)
+    wins: int = 0
+    draws: int = 0
+    losses: int = 0
+    voids: int = 0
+    points: int = 0  # sum of final match scores (net, with bonuses)
+    hand_points: int = 0  # net points over hands
+    hands: int = 0
+    hands_won: int = 0
+    gins: int = 0
+    undercuts: int = 0
+    timeouts: int = 0
+    illegal: int = 0
+    forfeits: int = 0
+
+    @property
+    def score_rate(self) -> float:
+        """(wins + draws / 2) / games."""
+        return (self.wins + self.draws / 2) / self.games if self.games else 0.0
+
+    @property
+    def score_interval(self) -> tuple[float, float]:
+        return wilson(self.wins + self.draws / 2, self.games)
+
+    @property
+    def points_per_hand(self) -> float:
+        return self.hand_points / self.hands if self.hands else 0.0
+
+    @property
+    def gin_rate(self) -> float:
+        return self.gins / self.hands if self.hands else 0.0
+
+    @property
+    def undercut_rate(self) -> float:
+        return self.undercuts / self.hands if self.hands else 0.0
+
+
+@dataclass(frozen=True)
+class Row:
+    rank: int
+    fit: Fit
+    stats: BotStats
+    live: Rating
+
+
+@dataclass
+class Standings:
+    scope: ScopeInfo
+    rows: list[Row]
+    matches: int  # recorded
+    voided: int
+    # (bot, opponent) -> [wins, draws, losses] of bot against opponent
+    matrix: dict[tuple[str, str], list[int]] = field(default_factory=dict)
+    sprt: str = ""
+
+    @property
+    def bots(self) -> list[str]:
+        return [r.stats.bot for r in self.rows]
+
+
+def pick_scope(store: SqliteStore, wanted: str | None = None) -> ScopeInfo:
+    """The scope named ``wanted`` (a scope key or a tournament name; the latest of that
+    name), or else the latest scope with matches."""
+    scopes = store.scopes()
+    if not scopes:
+        raise StoreError(f"{store.path}: no tournament or ladder results")
+    if wanted:
+        hits = [s for s in scopes if wanted in (s.scope, s.name)]
+        if not hits:
+            known = ", ".join(sorted({s.name for s in scopes}))
+            raise StoreError(f"{store.path}: no scope {wanted!r} (known: {known})")
+        return hits[-1]
+    with_matches = [s for s in scopes if s.matches]
+    return (with_matches or scopes)[-1]
+
+
+def standings(store: SqliteStore, scope: ScopeInfo, *, samples: int = 1000,
+              seed: int = 0) -> Standings:
+    """Fit and gather everything the outputs show, for one scope."""
+    matches = store.matches(scope.scope)
+    results = store.results(scope.scope)
+    live = store.ratings(scope.scope)
+    config = store.scope_config(scope.scope)
+    bots: list[str] = []
+    listed = config.get("bots")
+    for entry in listed if isinstance(listed, list) else []:
+        if isinstance(entry, dict) and isinstance(entry.get("name"), str):
+            bots.append(entry["name"])
+    for m in matches:
+        for b in m.bots:
+            if b not in bots:
+                bots.append(b)
+    stats = {b: BotStats(b) for b in bots}
+    matrix: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0, 0])
+    for r in results:
+        s = stats[r.bot]
+        if r.outcome == "void":
+            s.voids += 1
+            continue
+        s.games += 1
+        column = {"win": 0, "draw": 1, "loss": 2}[r.outcome]
+        matrix[(r.bot, r.opponent)][column] += 1
+        s.wins += r.outcome == "win"
+        s.draws += r.outcome == "draw"
+        s.losses += r.outcome == "loss"
+        s.points += r.points
+        s.hand_points += r.hand_points
+        s.hands += r.hands
+        s.hands_won += r.hands_won
+        s.gins += r.gins
+        s.undercuts += r.undercuts
+        s.timeouts += r.timeouts
+        s.illegal += r.illegal
+        s.forfeits += r.forfeit
+    fits = standings_fit(bots, units_from_matches(matches), samples=samples, seed=seed) \
+        if bots else []
+    default = Rating(25.0, 25 / 3, 0)
+    rows = [Row(i + 1, f, stats[f.bot], live.get(f.bot, default)) for i, f in enumerate(fits)]
+    out = Standings(scope, rows, len(matches), sum(m.voided for m in matches), dict(matrix))
+    sprt = config.get("sprt")
+    if config.get("format") == "sprt" and isinstance(sprt, dict) and len(bots) == 2:
+        out.sprt = _sprt_text(config, sprt, matches, bots)
+    return out
+
+
+def _sprt_text(config: dict[str, Any], sprt: dict[str, Any], matches: list[Any],
+               bots: list[str]) -> str:
+    a, b = bots[0], bots[1]
+    by_deal: dict[int, dict[int, float | None]] = defaultdict(dict)
+    for m in matches:
+        by_deal[m.deal][m.order] = m.score_of(a)
+    scores: dict[int, float | None] = {}
+    for deal, got in by_deal.items():
+        if len(got) == 2:
+            s0, s1 = got[0], got[1]
+            scores[deal] = None if s0 is None or s1 is None else (s0 + s1) / 2
+    verdict: SprtVerdict = sprt_verdict(
+        scores, elo0=float(sprt["elo0"]), elo1=float(sprt["elo1"]),
+        alpha=float(sprt["alpha"]), beta=float(sprt["beta"]),
+        max_deals=int(sprt["max_deals"]))
+    return verdict.describe(a, b, float(sprt["elo0"]), float(sprt["elo1"]))
+
+
+# ---------------------------------------------------------------- outputs
+
+_COLUMNS = ("rank", "bot", "elo", "elo_low", "elo_high", "los_next", "games", "wins", "draws",
+            "losses", "score_rate", "score_low", "score_high", "points_per_hand", "hands",
+            "gin_rate", "undercut_rate", "timeouts", "illegal", "forfeits", "voids",
+            "live_mu", "live_sigma")
+
+
+def _record(row: Row) -> dict[str, Any]:
+    s, f = row.stats, row.fit
+    lo, hi = s.score_interval
+    return {
+        "rank": row.rank, "bot": s.bot, "elo": round(f.elo, 1), "elo_low": round(f.low, 1),
+        "elo_high": round(f.high, 1),
+        "los_next": None if f.los_next is None else round(f.los_next, 4),
+        "games": s.games, "wins": s.wins, "draws": s.draws, "losses": s.losses,
+        "score_rate": round(s.score_rate, 4), "score_low": round(lo, 4),
+        "score_high": round(hi, 4), "points_per_hand": round(s.points_per_hand, 3),
+        "hands": s.hands, "gin_rate": round(s.gin_rate, 4),
+        "undercut_rate": round(s.undercut_rate, 4), "timeouts": s.timeouts,
+        "illegal": s.illegal, "forfeits": s.forfeits, "voids": s.voids,
+        "live_mu": round(row.live.mu, 3), "live_sigma": round(row.live.sigma, 3),
+    }
+
+
+def format_table(st: Standings) -> str:
+    """The standings as an aligned text table, with a header line and notes."""
+    head = ("#", "bot", "Elo [95% CI]", "LOS", "games", "W-D-L", "score [95% CI]", "pts/hand",
+            "gin%", "undercut%", "timeouts", "illegal", "forfeits", "live mu±sigma")
+    rows = []
+    for row in st.rows:
+        s, f = row.stats, row.fit
+        lo, hi = s.score_interval
+        rows.append((
+            str(row.rank), s.bot, f"{round(f.elo):+d} [{round(f.low):+d}, {round(f.high):+d}]",
+            "" if f.los_next is None else f"{f.los_next:.1%}", str(s.games),
+            f"{s.wins}-{s.draws}-{s.losses}", f"{s.score_rate:.1%} [{lo:.1%}, {hi:.1%}]",
+            f"{s.points_per_hand:+.2f}", f"{s.gin_rate:.1%}", f"{s.undercut_rate:.1%}",
+            str(s.timeouts), str(s.illegal), str(s.forfeits),
+            f"{row.live.mu:.1f}±{row.live.sigma:.1f}"))
+    widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
+    lines = ["  ".join(c.ljust(w) if i == 1 else c.rjust(w)
+                       for i, (c, w) in enumerate(zip(r, widths, strict=True))).rstrip()
+             for r in [head, *rows]]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    title = (f"{st.scope.name} ({st.scope.kind}, {st.scope.scope}): {st.matches} matches"
+             + (f", {st.voided} voided (not counted)" if st.voided else ""))
+    notes = ["Elo: Bradley-Terry fit over all counted matches, centred on the field mean; "
+             "95% CI by bootstrap over duplicate deals. LOS: likelihood the bot is stronger "
+             "than the next one down."]
+    if st.sprt:
+        notes.insert(0, st.sprt)
+    return "\n".join([title, *lines, *notes])
+
+
+def format_matrix(st: Standings) -> str:
+    """Pairwise results: each cell is the row bot's score against the column bot."""
+    bots = st.bots
+    cells: list[list[str]] = []
+    for a in bots:
+        line = [a]
+        for b in bots:
+            if a == b:
+                line.append("-")
+                continue
+            w, d, lo = st.matrix.get((a, b), [0, 0, 0])
+            n = w + d + lo
+            line.append(f"{(w + d / 2) / n:.0%} {w}-{d}-{lo}" if n else ".")
+        cells.append(line)
+    head = ["vs", *bots]
+    widths = [max(len(r[i]) for r in [head, *cells]) for i in range(len(head))]
+    lines = ["  ".join(c.ljust(w) if i == 0 else c.rjust(w)
+                       for i, (c, w) in enumerate(zip(r, widths, strict=True)))
+             for r in [head, *cells]]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join([*lines, "cell: row bot's score against the column bot, then W-D-L"])
+
+
+def to_csv(st: Standings) -> str:
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=list(_COLUMNS), lineterminator="\n")
+    writer.writeheader()
+    for row in st.rows:
+        writer.writerow(_record(row))
+    return buf.getvalue()
+
+
+def to_json(st: Standings) -> dict[str, Any]:
+    return {
+        "scope": asdict(st.scope) | {"config": json.loads(st.scope.config)},
+        "matches": st.matches, "voided": st.voided, "sprt": st.sprt or None,
+        "standings": [_record(r) for r in st.rows],
+        "matrix": [{"bot": a, "opponent": b, "wins": v[0], "draws": v[1], "losses": v[2]}
+                   for (a, b), v in sorted(st.matrix.items())],
+    }
+
+
+def leaderboard_rows(ratings: dict[str, Rating]) -> list[tuple[str, Rating]]:
+    """Live ratings, best first by the conservative ordinal (mu - 3 sigma)."""
+    return sorted(ratings.items(), key=lambda kv: (-ordinal(kv[1]), kv[0]))
+
+
+__all__ = ["BotStats", "Row", "Standings", "format_matrix", "format_table", "leaderboard_rows",
+           "pick_scope", "standings", "to_csv", "to_json", "wilson"]

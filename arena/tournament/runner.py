@@ -1,0 +1,365 @@
+"""Run a tournament: its schedule, N matches at once, each finished match committed.
+
+Two ways to play, the same schedule and the same records:
+
+* ``process`` (default): an embedded arena on ``host:port``; each bot with a spec is
+  launched as processes (``python -m sdk.launch SPEC`` for Python, the command itself
+  otherwise) that connect with a token made for this run; a bot without a spec is remote
+  and connects itself with the token from the config. Time limits and the fault policy
+  apply: a bot that stalls or crashes loses its games and the tournament goes on; a bot
+  process that exits is restarted a few times, then its remaining matches are forfeited.
+* ``in_process``: Python bots called directly, in a pool of worker processes (no network,
+  no time limits; for trusted bots and fast iteration).
+
+Each finished match is written with the live rating update in one transaction. Matches
+already in the store (same config hash) are skipped, so running the same command again
+after a crash or a kill resumes where it stopped. A match interrupted by shutdown is not
+finished and is played again on the next run. A match voided by the arena's own fault
+is recorded but neither counted nor rated.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import secrets
+import shlex
+import sys
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
+from typing import IO, Any
+
+import structlog
+import trio
+
+from arena.match.driver import MatchDriver
+from arena.match.messages import MatchResult, Termination
+from arena.server.arena import Arena, start_arena, write_replay
+from arena.tournament.config import ConfigError, Format, Mode, TournamentConfig
+from arena.tournament.formats import MatchSpec, SprtTracker, SprtVerdict, tournament_schedule
+from arena.tournament.inproc import InProcessPlayer, init_worker, play_in_worker
+from arena.tournament.ratings import LiveRatings
+from arena.tournament.store import SqliteStore, Store, is_void
+
+log = structlog.get_logger("arena.tournament")
+ROOT = Path(__file__).resolve().parents[2]
+MAX_RESTARTS = 3  # per bot process slot, before its bot's matches are forfeited
+
+
+@dataclass
+class RunSummary:
+    scope: str
+    scheduled: int = 0  # matches in the schedule (SPRT: up to max_deals)
+    already: int = 0  # finished before this run
+    played: int = 0  # finished and recorded by this run
+    voided: int = 0  # of those, voided (arena's fault)
+    hands: int = 0  # hands in the matches of this run
+    seconds: float = 0.0
+    sprt: SprtVerdict | None = None
+    forfeits: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def hands_per_second(self) -> float:
+        return self.hands / self.seconds if self.seconds > 0 else 0.0
+
+
+def score_of(result: MatchResult, seats: tuple[str, str], bot: str) -> float | None:
+    """1, 0.5 or 0 for ``bot``; None for a void match."""
+    if is_void(result):
+        return None
+    if result.winner is None:
+        return 0.5
+    return 1.0 if seats[result.winner] == bot else 0.0
+
+
+# ---------------------------------------------------------------- the run
+
+
+class _Run:
+    """The state of one run: what to play next, and how to commit what finished."""
+
+    def __init__(self, cfg: TournamentConfig, store: Store, progress: bool,
+                 on_commit: Callable[[MatchSpec, MatchResult], None] | None) -> None:
+        self.cfg = cfg
+        self.store = store
+        self.scope = cfg.scope
+        self.on_commit = on_commit
+        store.open_scope(self.scope, "tournament", cfg.name,
+                         json.dumps(cfg.to_dict(), sort_keys=True))
+        store.add_bots((b.name, b.spec) for b in cfg.bots)
+        self.done = store.finished_ids(self.scope)
+        self.live = LiveRatings(store.ratings(self.scope))
+        self.summary = RunSummary(self.scope)
+        self.tracker: SprtTracker | None = None
+        self._deals: dict[int, dict[int, float | None]] = {}
+        if cfg.format is Format.SPRT:
+            s = cfg.sprt
+            self.tracker = SprtTracker(elo0=s.elo0, elo1=s.elo1, alpha=s.alpha, beta=s.beta,
+                                       max_deals=s.max_deals)
+            for row in store.matches(self.scope):
+                self._feed(row.deal, row.order, row.score_of(cfg.names[0]))
+        specs = list(tournament_schedule(cfg))
+        self.summary.scheduled = len(specs)
+        self.summary.already = sum(s.match_id in self.done for s in specs)
+        self._specs: Iterator[MatchSpec] = iter(specs)
+        self.pending = len(specs) - self.summary.already
+        self._tick, self._close = _progress(None if self.tracker else self.pending, progress)
+
+    @property
+    def stopped(self) -> bool:
+        return self.tracker is not None and self.tracker.status != "running"
+
+    def next(self) -> MatchSpec | None:
+        """The next match to play, or None when there is nothing left (or SPRT decided)."""
+        if self.stopped:
+            return None
+        for spec in self._specs:
+            if spec.match_id not in self.done:
+                self.done.add(spec.match_id)  # handed out: never twice in one run
+                return spec
+        return None
+
+    def commit(self, spec: MatchSpec, result: MatchResult,
+               record: list[dict[str, Any]] | None) -> None:
+        """Record a finished match (and its rating update) atomically; skip an interrupted one."""
+        if result.termination is Termination.SHUTDOWN:
+            return  # not finished: played again next run
+        a, b = spec.pair
+        score_a = score_of(result, spec.seats, a)
+        new = {} if score_a is None else self.live.after(a, b, score_a)
+        if record is not None and self.cfg.replays is not None:
+            write_replay(self.cfg.replays / f"{spec.match_id.replace(':', '_')}.jsonl", record)
+        if not self.store.record(self.scope, spec, result, new):
+            return
+        self.live.apply(new)
+        self.summary.played += 1
+        self.summary.voided += score_a is None
+        self.summary.hands += len(result.hands)
+        if result.blamed is not None:
+            bot = spec.seats[result.blamed]
+            self.summary.forfeits[bot] = self.summary.forfeits.get(bot, 0) + 1
+        self._feed(spec.deal, spec.order, score_of(result, spec.seats, self.cfg.names[0]))
+        self._tick()
+        if self.on_commit is not None:
+            self.on_commit(spec, result)
+
+    def _feed(self, deal: int, order: int, score: float | None) -> None:
+        if self.tracker is None:
+            return
+        got = self._deals.setdefault(deal, {})
+        got[order] = score
+        if len(got) == 2:
+            s0, s1 = got[0], got[1]
+            self.tracker.add(deal, None if s0 is None or s1 is None else (s0 + s1) / 2)
+
+    def close(self) -> None:
+        self._close()
+        if self.tracker is not None:
+            self.summary.sprt = self.tracker.verdict()
+
+
+def _progress(total: int | None, enabled: bool) -> tuple[Callable[[], None], Callable[[], None]]:
+    if not enabled:
+        return (lambda: None), (lambda: None)
+    from tqdm import tqdm
+
+    bar = tqdm(total=total, unit="match", file=sys.stderr, dynamic_ncols=True)
+    return (lambda: bar.update(1)), bar.close
+
+
+def run_tournament(cfg: TournamentConfig, store: Store | None = None, *, progress: bool = False,
+                   on_commit: Callable[[MatchSpec, MatchResult], None] | None = None
+                   ) -> RunSummary:
+    """Play what is left of ``cfg``'s schedule and record it; returns what this run did.
+
+    ``store`` defaults to the config's SQLite file. ``ConfigError`` for bot specs that do
+    not load. Interrupting it (Ctrl-C, kill) loses no finished match.
+    """
+    _check_specs(cfg)
+    own = store is None
+    db: Store = store if store is not None else SqliteStore(cfg.database)
+    try:
+        run = _Run(cfg, db, progress, on_commit)
+        started = time.perf_counter()
+        try:
+            if run.pending and not run.stopped:
+                if cfg.mode is Mode.IN_PROCESS:
+                    trio.run(_play_in_process, run)
+                else:
+                    trio.run(_play_networked, run)
+        finally:
+            run.summary.seconds = time.perf_counter() - started
+            run.close()
+        return run.summary
+    finally:
+        if own:
+            db.close()
+
+
+def _check_specs(cfg: TournamentConfig) -> None:
+    from sdk.launch import SpecError, is_python_spec, load_bot_class
+
+    for b in cfg.bots:
+        if b.is_remote:
+            continue
+        if cfg.mode is Mode.IN_PROCESS and not is_python_spec(b.spec):
+            raise ConfigError(f"bot {b.name!r}: mode in_process runs Python bots only, not "
+                              f"{b.spec!r}")
+        if is_python_spec(b.spec):
+            try:
+                load_bot_class(b.spec)
+            except SpecError as e:
+                raise ConfigError(f"bot {b.name!r}: {e}") from None
+
+
+# ---------------------------------------------------------------- in process
+
+
+async def _play_in_process(run: _Run) -> None:
+    cfg = run.cfg
+    specs = {b.name: b.spec for b in cfg.bots}
+    want_record = cfg.replays is not None
+    workers = min(cfg.workers, run.pending)
+    if workers <= 1:
+        player = InProcessPlayer(specs, cfg.rules, cfg.time_control, want_record)
+        while (spec := run.next()) is not None:
+            result, record = player.play(spec)
+            run.commit(spec, result, record)
+            await trio.lowlevel.checkpoint()
+        return
+    pool = ProcessPoolExecutor(
+        workers, mp_context=multiprocessing.get_context("spawn"), initializer=init_worker,
+        initargs=(specs, cfg.rules, cfg.time_control, want_record, os.getpid(), sys.path))
+    try:
+        async with trio.open_nursery() as nursery:
+
+            async def worker() -> None:
+                while (spec := run.next()) is not None:
+                    future = pool.submit(play_in_worker, spec)
+                    result, record = await trio.to_thread.run_sync(future.result,
+                                                                   abandon_on_cancel=True)
+                    run.commit(spec, result, record)
+
+            for _ in range(workers):
+                nursery.start_soon(worker)
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+# ---------------------------------------------------------------- over gRPC
+
+
+def bot_command(spec: str, address: str, token: str, name: str) -> list[str]:
+    """How a bot with ``spec`` is launched to connect to ``address``."""
+    from sdk.launch import is_python_spec
+
+    if is_python_spec(spec):
+        return [sys.executable, "-m", "sdk.launch", spec, "--address", address,
+                "--token", token, "--name", name]
+    return shlex.split(spec)
+
+
+async def _play_networked(run: _Run) -> None:
+    cfg = run.cfg
+    tc = cfg.time_control
+    tokens = {b.name: (b.token or secrets.token_hex(16)) for b in cfg.bots}
+    arena = Arena(tokens={t: n for n, t in tokens.items()},
+                  hello_timeout_s=tc.hello_timeout_ms / 1000)
+    workers = min(cfg.workers, run.pending)
+    dead: set[str] = set()
+    env_base = dict(os.environ)
+    env_base["PYTHONPATH"] = os.pathsep.join(
+        p for p in (str(ROOT), env_base.get("PYTHONPATH", "")) if p)
+    files: list[IO[Any]] = []
+    logs_dir = cfg.replays / "bot-logs" if cfg.replays is not None else None
+    try:
+        async with trio.open_nursery() as root:
+            port = await start_arena(root, arena, host=cfg.host, port=cfg.port)
+            address = f"{cfg.host}:{port}"
+            log.info("tournament_arena", address=address, scope=run.scope)
+            async with trio.open_nursery() as bots:
+                for b in cfg.bots:
+                    if b.is_remote:
+                        continue
+                    env = dict(env_base, ARENA_ADDRESS=address, ARENA_TOKEN=tokens[b.name],
+                               ARENA_NAME=b.name)
+                    slots = [True] * workers
+                    for i in range(workers):
+                        sink: Any = subprocess_devnull()
+                        if logs_dir is not None:
+                            logs_dir.mkdir(parents=True, exist_ok=True)
+                            sink = (logs_dir / f"{b.name}-{i}.log").open("ab")
+                            files.append(sink)
+                        cmd = bot_command(b.spec, address, tokens[b.name], b.name)
+                        bots.start_soon(partial(_supervise, arena, b.name, cmd, env, sink,
+                                                slots, i, dead))
+
+                async def worker(scope: trio.CancelScope) -> None:
+                    while (spec := run.next()) is not None:
+                        s0, s1 = spec.seats
+                        driver = MatchDriver(spec.match_id, cfg.rules, spec.seats,
+                                             seed=spec.seed, time_control=tc,
+                                             meta={"deal": spec.deal, "seat_order": spec.order})
+                        gone = [s for s in (0, 1) if spec.seats[s] in dead]
+                        if len(gone) == 2:
+                            result = driver.abort(Termination.NO_SHOW, "neither bot is running")
+                        elif gone:
+                            result = driver.forfeit(gone[0], Termination.NO_SHOW,
+                                                    f"bot {spec.seats[gone[0]]!r} keeps exiting")
+                        else:
+                            result = await arena.play(driver, (tokens[s0], tokens[s1]),
+                                                      show_up_s=cfg.show_up_s)
+                        run.commit(spec, result, driver.record)
+                        if run.stopped:
+                            scope.cancel()  # SPRT decided: the matches in flight are moot
+
+                async with trio.open_nursery() as matches:
+                    for _ in range(workers):
+                        matches.start_soon(worker, matches.cancel_scope)
+                arena.close_lobby()
+                with trio.move_on_after(10):  # bots leave when the lobby closes
+                    while bots.child_tasks:
+                        await trio.sleep(0.05)
+                bots.cancel_scope.cancel()
+            root.cancel_scope.cancel()
+    finally:
+        for f in files:
+            f.close()
+
+
+def subprocess_devnull() -> Any:
+    import subprocess
+
+    return subprocess.DEVNULL
+
+
+async def _supervise(arena: Arena, name: str, cmd: list[str], env: dict[str, str], sink: Any,
+                     slots: list[bool], index: int, dead: set[str]) -> None:
+    """Keep one process of bot ``name`` running until the lobby closes."""
+    restarts = 0
+    while not arena.closed:
+        started = time.monotonic()
+        proc = await trio.run_process(cmd, env=env, stdout=sink, stderr=sink, check=False)
+        if arena.closed:
+            return
+        if time.monotonic() - started > 60:
+            restarts = 0  # it ran for a while: a fresh budget
+        restarts += 1
+        log.info("bot_exited", bot=name, slot=index, returncode=proc.returncode,
+                 restarts=restarts)
+        if restarts > MAX_RESTARTS:
+            slots[index] = False
+            if not any(slots):
+                log.warning("bot_dead", bot=name)
+                dead.add(name)
+            return
+        await trio.sleep(min(0.25 * 2 ** restarts, 5.0))
+
+
+__all__ = ["RunSummary", "bot_command", "run_tournament",
+           "score_of"]
