@@ -25,12 +25,12 @@ import multiprocessing
 import os
 import secrets
 import shlex
+import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
-from functools import partial
 from pathlib import Path
 from typing import IO, Any
 
@@ -264,17 +264,89 @@ def bot_command(spec: str, address: str, token: str, name: str) -> list[str]:
     return shlex.split(spec)
 
 
+class _Slot:
+    """One process of a launched bot, with its own token (so the arena seats exactly it)."""
+
+    def __init__(self, bot: str, index: int, token: str, cmd: list[str], env: dict[str, str],
+                 sink: Any) -> None:
+        self.bot, self.index, self.token = bot, index, token
+        self.cmd, self.env, self.sink = cmd, env, sink
+        self.is_dead = False  # exited too often: its matches are forfeited at once
+        self._proc: trio.Process | None = None
+        self._killed = False
+
+    async def supervise(self, arena: Arena) -> None:
+        """Keep the process running until the lobby closes; restart it when it exits
+        (at most MAX_RESTARTS times in a row unless we killed it). Cancellation kills it."""
+        restarts = 0
+        while not arena.closed:
+            started = time.monotonic()
+            self._killed = False
+            proc = self._proc = await trio.lowlevel.open_process(
+                self.cmd, env=self.env, stdout=self.sink, stderr=self.sink)
+            try:
+                await proc.wait()
+            finally:
+                if proc.returncode is None:
+                    proc.kill()
+                    with trio.CancelScope(shield=True):
+                        await proc.wait()
+            if arena.closed:
+                return
+            if self._killed or time.monotonic() - started > 60:
+                restarts = 0  # we stopped it, or it ran for a while: a fresh budget
+            else:
+                restarts += 1
+                log.info("bot_exited", bot=self.bot, slot=self.index,
+                         returncode=proc.returncode, restarts=restarts)
+            if restarts > MAX_RESTARTS:
+                log.warning("bot_slot_dead", bot=self.bot, slot=self.index)
+                self.is_dead = True
+                return
+            await trio.sleep(min(0.25 * 2 ** restarts, 5.0) if restarts else 0)
+
+    def restart(self) -> None:
+        """Kill the process (it is stuck); the supervisor starts a fresh one."""
+        if self._proc is not None and self._proc.returncode is None:
+            self._killed = True
+            self._proc.kill()
+
+
+class _Slots:
+    """The processes of one launched bot; a match takes a free one and gives it back."""
+
+    def __init__(self, slots: list[_Slot]) -> None:
+        self.all = slots
+        self.free = list(slots)
+
+    def take(self) -> _Slot | None:
+        """A free slot (a live one if any); None if every process of the bot is dead.
+        There are as many slots as matches of this bot can run at once, so one is free."""
+        if all(s.is_dead for s in self.all):
+            return None
+        live = [s for s in self.free if not s.is_dead]
+        slot = (live or self.free)[0]
+        self.free.remove(slot)
+        return slot
+
+    def give_back(self, slot: _Slot) -> None:
+        self.free.append(slot)
+
+
 async def _play_networked(run: _Run) -> None:
     cfg = run.cfg
     tc = cfg.time_control
-    tokens = {b.name: (b.token or secrets.token_hex(16)) for b in cfg.bots}
-    arena = Arena(tokens={t: n for n, t in tokens.items()},
-                  hello_timeout_s=tc.hello_timeout_ms / 1000)
     workers = min(cfg.workers, run.pending)
-    dead: set[str] = set()
     env_base = dict(os.environ)
     env_base["PYTHONPATH"] = os.pathsep.join(
         p for p in (str(ROOT), env_base.get("PYTHONPATH", "")) if p)
+    tokens: dict[str, str] = {}  # token -> bot name
+    remote: dict[str, str] = {}  # bot name -> its token
+    for b in cfg.bots:
+        if b.is_remote:
+            tokens[b.token] = b.name
+            remote[b.name] = b.token
+    arena = Arena(tokens=tokens, hello_timeout_s=tc.hello_timeout_ms / 1000)
     files: list[IO[Any]] = []
     logs_dir = cfg.replays / "bot-logs" if cfg.replays is not None else None
     try:
@@ -282,38 +354,66 @@ async def _play_networked(run: _Run) -> None:
             port = await start_arena(root, arena, host=cfg.host, port=cfg.port)
             address = f"{cfg.host}:{port}"
             log.info("tournament_arena", address=address, scope=run.scope)
-            async with trio.open_nursery() as bots:
-                for b in cfg.bots:
-                    if b.is_remote:
-                        continue
-                    env = dict(env_base, ARENA_ADDRESS=address, ARENA_TOKEN=tokens[b.name],
+            launched: dict[str, _Slots] = {}
+            for b in cfg.bots:
+                if b.is_remote:
+                    continue
+                slots = []
+                for i in range(workers):
+                    token = secrets.token_hex(16)
+                    tokens[token] = b.name
+                    sink: Any = subprocess.DEVNULL
+                    if logs_dir is not None:
+                        logs_dir.mkdir(parents=True, exist_ok=True)
+                        sink = (logs_dir / f"{b.name}-{i}.log").open("ab")
+                        files.append(sink)
+                    env = dict(env_base, ARENA_ADDRESS=address, ARENA_TOKEN=token,
                                ARENA_NAME=b.name)
-                    slots = [True] * workers
-                    for i in range(workers):
-                        sink: Any = subprocess_devnull()
-                        if logs_dir is not None:
-                            logs_dir.mkdir(parents=True, exist_ok=True)
-                            sink = (logs_dir / f"{b.name}-{i}.log").open("ab")
-                            files.append(sink)
-                        cmd = bot_command(b.spec, address, tokens[b.name], b.name)
-                        bots.start_soon(partial(_supervise, arena, b.name, cmd, env, sink,
-                                                slots, i, dead))
+                    slots.append(_Slot(b.name, i, token, bot_command(b.spec, address, token,
+                                                                     b.name), env, sink))
+                launched[b.name] = _Slots(slots)
+            async with trio.open_nursery() as bots:
+                for group in launched.values():
+                    for slot in group.all:
+                        bots.start_soon(slot.supervise, arena)
+
+                async def play(spec: MatchSpec) -> tuple[MatchResult, MatchDriver]:
+                    driver = MatchDriver(spec.match_id, cfg.rules, spec.seats, seed=spec.seed,
+                                         time_control=tc,
+                                         meta={"deal": spec.deal, "seat_order": spec.order})
+                    taken: list[_Slot | None] = [None, None]
+                    keys: list[str] = ["", ""]
+                    for seat, bot in enumerate(spec.seats):
+                        if bot in remote:
+                            keys[seat] = remote[bot]
+                        else:
+                            slot = taken[seat] = launched[bot].take()
+                            keys[seat] = slot.token if slot is not None else ""
+                    try:
+                        gone = [s for s in (0, 1) if not keys[s]]
+                        if len(gone) == 2:
+                            return driver.abort(Termination.NO_SHOW,
+                                                "neither bot is running"), driver
+                        if gone:
+                            return driver.forfeit(gone[0], Termination.NO_SHOW,
+                                                  f"bot {spec.seats[gone[0]]!r} keeps exiting"
+                                                  ), driver
+                        result = await arena.play(driver, (keys[0], keys[1]),
+                                                  show_up_s=cfg.show_up_s)
+                        if (result.blamed is not None
+                                and result.termination is Termination.FORFEIT_TIMEOUT):
+                            stuck = taken[result.blamed]
+                            if stuck is not None:
+                                stuck.restart()  # it may still be thinking: start afresh
+                        return result, driver
+                    finally:
+                        for seat, slot in enumerate(taken):
+                            if slot is not None:
+                                launched[spec.seats[seat]].give_back(slot)
 
                 async def worker(scope: trio.CancelScope) -> None:
                     while (spec := run.next()) is not None:
-                        s0, s1 = spec.seats
-                        driver = MatchDriver(spec.match_id, cfg.rules, spec.seats,
-                                             seed=spec.seed, time_control=tc,
-                                             meta={"deal": spec.deal, "seat_order": spec.order})
-                        gone = [s for s in (0, 1) if spec.seats[s] in dead]
-                        if len(gone) == 2:
-                            result = driver.abort(Termination.NO_SHOW, "neither bot is running")
-                        elif gone:
-                            result = driver.forfeit(gone[0], Termination.NO_SHOW,
-                                                    f"bot {spec.seats[gone[0]]!r} keeps exiting")
-                        else:
-                            result = await arena.play(driver, (tokens[s0], tokens[s1]),
-                                                      show_up_s=cfg.show_up_s)
+                        result, driver = await play(spec)
                         run.commit(spec, result, driver.record)
                         if run.stopped:
                             scope.cancel()  # SPRT decided: the matches in flight are moot
@@ -330,35 +430,6 @@ async def _play_networked(run: _Run) -> None:
     finally:
         for f in files:
             f.close()
-
-
-def subprocess_devnull() -> Any:
-    import subprocess
-
-    return subprocess.DEVNULL
-
-
-async def _supervise(arena: Arena, name: str, cmd: list[str], env: dict[str, str], sink: Any,
-                     slots: list[bool], index: int, dead: set[str]) -> None:
-    """Keep one process of bot ``name`` running until the lobby closes."""
-    restarts = 0
-    while not arena.closed:
-        started = time.monotonic()
-        proc = await trio.run_process(cmd, env=env, stdout=sink, stderr=sink, check=False)
-        if arena.closed:
-            return
-        if time.monotonic() - started > 60:
-            restarts = 0  # it ran for a while: a fresh budget
-        restarts += 1
-        log.info("bot_exited", bot=name, slot=index, returncode=proc.returncode,
-                 restarts=restarts)
-        if restarts > MAX_RESTARTS:
-            slots[index] = False
-            if not any(slots):
-                log.warning("bot_dead", bot=name)
-                dead.add(name)
-            return
-        await trio.sleep(min(0.25 * 2 ** restarts, 5.0))
 
 
 __all__ = ["RunSummary", "bot_command", "run_tournament",
