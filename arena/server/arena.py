@@ -15,7 +15,7 @@ import contextlib
 import itertools
 import json
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -162,11 +162,13 @@ class Arena:
     def __init__(
         self,
         *,
-        tokens: dict[str, str] | None = None,
+        tokens: Mapping[str, str] | None = None,
         hello_timeout_s: float = 10.0,
         replay_dir: Path | None = None,
     ) -> None:
-        self.tokens = tokens  # token -> bot name; None: no authentication
+        # token -> bot name; None: no authentication. Any mapping: the ladder's looks the
+        # token's hash up in its database, so bots registered later are known at once.
+        self.tokens = tokens
         self.hello_timeout_s = hello_timeout_s
         self.replay_dir = replay_dir
         self._waiting: dict[str, list[Entry]] = {}
@@ -263,6 +265,32 @@ class Arena:
                         self._waiting[e.key].remove(e)
                     return (GrpcSeat(a, runs_only=runs_only), GrpcSeat(b, runs_only=runs_only))
                 await self._arrived.wait()
+
+    def waiting(self) -> list[tuple[str, str]]:
+        """(key, bot name) of every live session waiting in the lobby, oldest first."""
+        live = [e for q in self._waiting.values() for e in q if not e.conn.is_gone]
+        live.sort(key=lambda e: e.arrival)
+        return [(e.key, e.name) for e in live]
+
+    async def wait_arrival(self) -> None:
+        """Wait until a session joins the lobby. Cancellation: just stops waiting."""
+        async with self._arrived:
+            await self._arrived.wait()
+
+    def take_two(self, keys: tuple[str, str], runs_only: bool
+                 ) -> tuple[GrpcSeat, GrpcSeat] | None:
+        """Seat a waiting session of each of ``keys`` at once (the ladder's pairing), or
+        None if either has none; then the lobby is left unchanged."""
+        found: list[Entry] = []
+        for key in keys:
+            entry = next((e for e in self._waiting.get(key, [])
+                          if not e.conn.is_gone and e not in found), None)
+            if entry is None:
+                return None
+            found.append(entry)
+        for e in found:
+            self._waiting[e.key].remove(e)
+        return (GrpcSeat(found[0], runs_only=runs_only), GrpcSeat(found[1], runs_only=runs_only))
 
     def close_lobby(self) -> None:
         """No more matches: every waiting session ends OK (the SDK then stops)."""

@@ -50,6 +50,7 @@ __all__ = [
     "SHUTDOWN_DETAILS",
     "Connection",
     "Handler",
+    "LeaderboardHandler",
     "serve_grpc",
 ]
 
@@ -226,6 +227,9 @@ class Connection:
 Handler: TypeAlias = Callable[[Connection], Awaitable[None]]
 """A session: runs for one Play stream (see :func:`serve_grpc`)."""
 
+LeaderboardHandler: TypeAlias = Callable[[pb.LeaderboardRequest], Awaitable[pb.LeaderboardReply]]
+"""Answers Arena.Leaderboard; runs on the trio side (see :func:`serve_grpc`)."""
+
 
 class _Batch:
     """Calls for the other thread, run in order; calls queued before it wakes share one wakeup.
@@ -270,8 +274,12 @@ class _Bridge:
         port: int,
         extra_servicers: Callable[[grpc.aio.Server], Iterable[str]] | None,
         grace: float,
+        leaderboard: LeaderboardHandler | None = None,
+        tls: tuple[bytes, bytes] | None = None,
     ) -> None:
         self._handler = handler
+        self.leaderboard = leaderboard  # read-only after construction (both threads)
+        self._tls = tls
         self.sessions: trio.Nursery | None = None  # set before the loop thread starts
         self._token = trio.lowlevel.current_trio_token()
         self._to_trio = _Batch(self._token.run_sync_soon)
@@ -356,6 +364,31 @@ class _Bridge:
             # only still open if cancelled from outside (shutdown), or KeyboardInterrupt
             conn.abort(grpc.StatusCode.UNAVAILABLE, SHUTDOWN_DETAILS)
 
+    def spawn_call(self, request: pb.LeaderboardRequest,
+                   post: Callable[[pb.LeaderboardReply | _Finish], None]) -> None:
+        """Answer a unary Leaderboard call in a trio task; ``post`` carries the answer back."""
+        if self.sessions is not None and self.leaderboard is not None:
+            try:
+                self.sessions.start_soon(self._run_call, self.leaderboard, request, post,
+                                         name="leaderboard call")
+                return
+            except RuntimeError:  # the nursery is closed: we are shutting down
+                pass
+        post(_Finish(grpc.StatusCode.UNAVAILABLE, SHUTDOWN_DETAILS))
+
+    async def _run_call(self, answer: LeaderboardHandler, request: pb.LeaderboardRequest,
+                        post: Callable[[pb.LeaderboardReply | _Finish], None]) -> None:
+        """Run ``answer``; an error ends the call INTERNAL, cancellation UNAVAILABLE."""
+        reply: pb.LeaderboardReply | _Finish = _Finish(grpc.StatusCode.UNAVAILABLE,
+                                                      SHUTDOWN_DETAILS)
+        try:
+            reply = await answer(request)
+        except Exception:
+            log.exception("leaderboard_failed")
+            reply = _Finish(grpc.StatusCode.INTERNAL, INTERNAL_DETAILS)
+        finally:
+            post(reply)
+
     def to_trio(self, fn: Callable[[*_Ts], object], *args: *_Ts) -> None:
         """Schedule ``fn(*args)`` on the trio thread (the one asyncio -> trio crossing)."""
         with contextlib.suppress(trio.RunFinishedError):  # the trio run is over
@@ -388,7 +421,11 @@ class _Bridge:
         )
         host = f"[{self._host}]" if ":" in self._host else self._host  # IPv6 literal
         address = f"{host}:{self._port}"
-        port = server.add_insecure_port(address)  # raises RuntimeError if it cannot bind
+        if self._tls is not None:  # raises RuntimeError if it cannot bind
+            key, chain = self._tls
+            port = server.add_secure_port(address, grpc.ssl_server_credentials([(key, chain)]))
+        else:
+            port = server.add_insecure_port(address)
         await server.start()
         try:
             self.to_trio(self._on_ready, loop, stop, port)
@@ -419,6 +456,29 @@ class _ArenaServicer(pb_grpc.ArenaServicer):
     def __init__(self, bridge: _Bridge, loop: asyncio.AbstractEventLoop) -> None:
         self._bridge = bridge
         self._loop = loop
+
+    async def Leaderboard(  # CamelCase: the RPC name in the service
+        self, request: pb.LeaderboardRequest, context: grpc.aio.ServicerContext
+    ) -> pb.LeaderboardReply:
+        """Ask the trio side for the standings (UNIMPLEMENTED if the server has none)."""
+        if self._bridge.leaderboard is None:
+            await context.abort(grpc.StatusCode.UNIMPLEMENTED, "this arena has no leaderboard")
+        answer: asyncio.Future[pb.LeaderboardReply | _Finish] = self._loop.create_future()
+
+        def deliver(item: pb.LeaderboardReply | _Finish) -> None:
+            if not answer.done():  # the client may have gone (the future is cancelled)
+                answer.set_result(item)
+
+        def post(item: pb.LeaderboardReply | _Finish) -> None:  # on the trio thread
+            with contextlib.suppress(RuntimeError):  # the loop is closed: nobody waits
+                self._loop.call_soon_threadsafe(_run_guarded, deliver, item)
+
+        self._bridge.to_trio(self._bridge.spawn_call, request, post)
+        reply = await answer
+        if isinstance(reply, _Finish):
+            await context.abort(reply.code, reply.details)
+        assert isinstance(reply, pb.LeaderboardReply)
+        return reply
 
     async def Play(  # CamelCase: the RPC name in the service
         self, request_iterator: Any, context: grpc.aio.ServicerContext
@@ -482,6 +542,8 @@ async def serve_grpc(
     port: int,
     extra_servicers: Callable[[grpc.aio.Server], Iterable[str]] | None = None,
     grace: float = 1.0,
+    leaderboard: LeaderboardHandler | None = None,
+    tls: tuple[bytes, bytes] | None = None,
     task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Serve the Arena service on ``host:port`` and run ``handler(conn)`` for each Play call.
@@ -491,8 +553,10 @@ async def serve_grpc(
     Besides Arena, the server offers gRPC health checking (SERVING for ``""``, Arena and the
     extra services) and server reflection. ``extra_servicers(server)``, if given, runs on the
     asyncio thread before the server starts; it adds more grpc.aio servicers and returns
-    their full service names (for health and reflection). Arena.Leaderboard answers
-    UNIMPLEMENTED.
+    their full service names (for health and reflection). Arena.Leaderboard is answered by
+    ``await leaderboard(request)`` in a trio task of the sessions nursery (an exception
+    ends the call INTERNAL); without it, UNIMPLEMENTED. ``tls`` = (private key PEM,
+    certificate chain PEM) serves over TLS instead of plaintext.
 
     Each ``handler(conn)`` runs as its own trio task inside ``conn.cancel_scope``; see
     :class:`Connection`. When it returns the call finishes OK (unless the handler ended it);
@@ -505,7 +569,8 @@ async def serve_grpc(
     of the asyncio side (e.g. the port cannot be bound) propagates as an exception (in an
     exception group, as trio nurseries raise).
     """
-    bridge = _Bridge(handler, host=host, port=port, extra_servicers=extra_servicers, grace=grace)
+    bridge = _Bridge(handler, host=host, port=port, extra_servicers=extra_servicers, grace=grace,
+                     leaderboard=leaderboard, tls=tls)
     async with trio.open_nursery() as root:
         try:
             async with trio.open_nursery() as sessions:
