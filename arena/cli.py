@@ -10,7 +10,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from arena.match.messages import TimeControl
 from arena.rules import RuleError, RulesConfig
@@ -99,7 +99,64 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("show", help="print a replay hand by hand, both hands visible")
     p.add_argument("file", type=Path)
+    _add_tournament_parsers(sub)
     return ap
+
+
+def _add_tournament_parsers(sub: Any) -> None:
+    """tournament, standings, ladder, register (docs/tournaments.md)."""
+    p = sub.add_parser("tournament", help="run a tournament from a TOML config (or flags); "
+                       "run the same command again to resume after a crash")
+    p.add_argument("config", nargs="?", type=Path, help="the TOML config (optional with --bots)")
+    p.add_argument("--bots", nargs="+", metavar="BOT", help="the bots, replacing [[bots]]")
+    p.add_argument("--format", choices=("round_robin", "gauntlet", "sprt"))
+    p.add_argument("--challenger", help="gauntlet: the bot that meets the field")
+    p.add_argument("--deals", type=int, help="duplicate deals per pairing (2 matches each)")
+    p.add_argument("--seed", help="deal seed (part of the config: a new seed is a new run)")
+    p.add_argument("--name", help="tournament name")
+    p.add_argument("--db", type=Path, help="SQLite file (default: from the config)")
+    p.add_argument("--concurrency", type=int, help="matches at once (0: fits the machine)")
+    p.add_argument("--in-process", action="store_true",
+                   help="call Python bots directly: no network, no time limits")
+    p.add_argument("--replays", type=Path, help="directory for replays")
+    p.add_argument("--rules", help="rules preset or JSON object, replacing [rules]")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                   help="override one rules option (repeatable)")
+    p.add_argument("--decision-ms", type=int, help="limit per decision (ms)")
+    p.add_argument("--samples", type=int, default=1000, help="bootstrap samples (standings)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--verbose", action="store_true", help="log every match")
+
+    p = sub.add_parser("standings", help="standings of a tournament or the ladder: table, "
+                       "CSV, JSON, pairwise matrix")
+    p.add_argument("db", nargs="?", type=Path, help="the SQLite file")
+    p.add_argument("--scope", help="tournament name or scope (default: the latest)")
+    p.add_argument("--csv", type=Path, help="write the standings as CSV")
+    p.add_argument("--json", type=Path, help="write standings and matrix as JSON")
+    p.add_argument("--matrix", action="store_true", help="print the pairwise results")
+    p.add_argument("--samples", type=int, default=1000, help="bootstrap samples")
+    p.add_argument("--remote", metavar="HOST:PORT",
+                   help="instead: ask a running ladder's Leaderboard over gRPC")
+    p.add_argument("--limit", type=int, default=0, help="--remote: at most this many bots")
+    p.add_argument("--tls-ca", type=Path, help="--remote over TLS: the CA certificate (PEM)")
+
+    p = sub.add_parser("ladder", help="run the ladder: registered bots connect with their "
+                       "token and are paired continuously")
+    p.add_argument("--db", type=Path, default=Path("ladder.sqlite"), help="SQLite file")
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=50051)
+    p.add_argument("--seed", default="", help="deal seed (default: made once, kept in the db)")
+    p.add_argument("--replays", type=Path, help="directory for replays")
+    p.add_argument("--settle-ms", type=int, default=250,
+                   help="after a bot arrives, wait this long for others before pairing")
+    p.add_argument("--tls-cert", type=Path, help="serve TLS: certificate chain (PEM)")
+    p.add_argument("--tls-key", type=Path, help="serve TLS: private key (PEM)")
+    _add_match_options(p)
+
+    p = sub.add_parser("register", help="register a ladder bot and print its secret token")
+    p.add_argument("db", type=Path, help="the ladder's SQLite file")
+    p.add_argument("name", help="the bot's name on the ladder")
+    p.add_argument("--token", help="use this token (at least 16 characters) instead of a new one")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -123,7 +180,60 @@ def _main(argv: list[str] | None) -> int:
         return _cmd_serve(args)
     if args.command == "replay":
         return _cmd_replay(args)
+    if args.command in ("tournament", "standings", "ladder", "register"):
+        from arena.tournament.commands import CommandError
+
+        try:
+            return _cmd_tournaments(args)
+        except CommandError as e:
+            raise UsageError(str(e)) from None
     return _cmd_show(args)
+
+
+def _cmd_tournaments(args: argparse.Namespace) -> int:
+    from arena.tournament import commands
+
+    if args.command == "tournament":
+        from arena.logs import configure
+
+        configure(json=True if args.log_json else None,
+                  level="info" if args.verbose else "warning")
+        if args.config is None and not args.bots:
+            raise UsageError("tournament: give a CONFIG.toml or --bots")
+        if args.samples < 0:
+            raise UsageError(f"--samples must be >= 0, not {args.samples}")
+        rules: dict[str, Any] = {}
+        if args.rules is not None or args.set:
+            rules = _rules(args.rules or "standard", args.set).to_dict()
+        here = Path.cwd()
+        return commands.tournament(
+            args.config,
+            tournament={"format": args.format, "deals": args.deals, "seed": args.seed,
+                        "name": args.name, "concurrency": args.concurrency,
+                        "mode": "in_process" if args.in_process else None,
+                        "database": str(here / args.db) if args.db else None,
+                        "replays": str(here / args.replays) if args.replays else None},
+            rules=rules, time_control={"decision_ms": args.decision_ms}, bots=args.bots,
+            challenger=args.challenger,
+            progress=not args.no_progress and sys.stderr.isatty(), samples=args.samples)
+    if args.command == "standings":
+        if args.remote:
+            return commands.remote_leaderboard(args.remote, limit=args.limit,
+                                               tls_ca=args.tls_ca)
+        if args.db is None:
+            raise UsageError("standings: give the database file (or --remote HOST:PORT)")
+        return commands.show_standings(args.db, scope=args.scope, csv_path=args.csv,
+                                       json_path=args.json, matrix=args.matrix,
+                                       samples=max(0, args.samples))
+    if args.command == "register":
+        return commands.register(args.db, args.name, args.token)
+    from arena.tournament.ladder import LadderOptions
+
+    opts = LadderOptions(rules=_rules(args.rules, args.set), time_control=_time_control(args),
+                         seed=args.seed, settle_s=max(0, args.settle_ms) / 1000,
+                         replay_dir=args.replays)
+    return commands.ladder(args.db, host=args.host, port=args.port, options=opts,
+                           tls_cert=args.tls_cert, tls_key=args.tls_key)
 
 
 def _positive(name: str, value: int) -> None:

@@ -172,32 +172,49 @@ _TC_KEYS = set(TimeControl.__slots__)
 _SPRT_KEYS = {f.name for f in fields(SprtConfig)}
 
 
-def load_config(path: Path, overrides: Mapping[str, Any] | None = None) -> TournamentConfig:
-    """Read and check a TOML config; ``overrides`` (from flags) replace [tournament] keys."""
+def load_config(path: Path | None, *, tournament: Mapping[str, Any] | None = None,
+                rules: Mapping[str, Any] | None = None,
+                time_control: Mapping[str, Any] | None = None,
+                bots: Sequence[str] | None = None,
+                challenger: str | None = None) -> TournamentConfig:
+    """Read and check a TOML config (or none: flags only); the keyword arguments (from
+    flags) replace keys of its tables, ``bots`` (specs) replaces its [[bots]]."""
+    data: dict[str, Any] = {}
+    if path is not None:
+        try:
+            text = path.read_text(encoding="utf-8")
+        except OSError as e:
+            raise ConfigError(f"{path}: cannot read: {e.strerror or e}") from None
+        try:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as e:
+            raise ConfigError(f"{path}: not valid TOML: {e}") from None
+    for section, values in (("tournament", tournament), ("rules", rules),
+                            ("time_control", time_control)):
+        if values:
+            table = data.get(section, {})
+            if not isinstance(table, dict):
+                table = {}
+            data[section] = {**table, **{k: v for k, v in values.items() if v is not None}}
+    if bots:
+        data["bots"] = [{"spec": spec} for spec in bots]
+    if challenger:
+        gauntlet = data.get("gauntlet", {})
+        data["gauntlet"] = {**(gauntlet if isinstance(gauntlet, dict) else {}),
+                            "challenger": challenger}
+    where = f"{path}: " if path is not None else ""
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as e:
-        raise ConfigError(f"{path}: cannot read: {e.strerror or e}") from None
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as e:
-        raise ConfigError(f"{path}: not valid TOML: {e}") from None
-    try:
-        return config_from_dict(data, base=path.parent, default_name=path.stem,
-                                overrides=overrides)
+        return config_from_dict(data, base=path.parent if path is not None else Path("."),
+                                default_name=path.stem if path is not None else "tournament")
     except ConfigError as e:
-        raise ConfigError(f"{path}: {e}") from None
+        raise ConfigError(f"{where}{e}") from None
 
 
 def config_from_dict(data: Mapping[str, Any], *, base: Path = Path("."),
-                     default_name: str = "tournament",
-                     overrides: Mapping[str, Any] | None = None) -> TournamentConfig:
+                     default_name: str = "tournament") -> TournamentConfig:
     """Build a config from parsed TOML (paths relative to ``base``); ``ConfigError`` if bad."""
     _known("the file", data, _TOP, "tables")
     t = dict(_table(data, "tournament"))
-    for key, value in (overrides or {}).items():
-        if value is not None:
-            t[key] = value
     _known("[tournament]", t, _TOURNAMENT_KEYS, "keys")
     name = _str(t, "tournament", "name", default_name)
     if not NAME_RE.match(name):
@@ -255,16 +272,6 @@ def config_from_dict(data: Mapping[str, Any], *, base: Path = Path("."),
         port=_int(t, "tournament", "port", 0),
         challenger=challenger, sprt=sprt,
     )
-
-
-def config_from_flags(specs: Sequence[str], **tournament: Any) -> TournamentConfig:
-    """A config without a file: bots from specs, [tournament] keys from flags."""
-    return config_from_dict({"tournament": {k: v for k, v in tournament.items()
-                                            if v is not None and k != "challenger"},
-                             "bots": [{"spec": s} for s in specs],
-                             **({"gauntlet": {"challenger": tournament["challenger"]}}
-                                if tournament.get("challenger") else {})},
-                            default_name="tournament")
 
 
 def _bots(raw: list[dict[str, Any]]) -> list[BotEntry]:
@@ -361,4 +368,4 @@ def _enum(cls: type[E], table: Mapping[str, Any], section: str, key: str,
 
 
 __all__ = ["BotEntry", "ConfigError", "Format", "Mode", "SprtConfig", "TournamentConfig",
-           "config_from_dict", "config_from_flags", "derive_name", "load_config"]
+           "config_from_dict", "derive_name", "load_config"]

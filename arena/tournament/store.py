@@ -369,6 +369,12 @@ class SqliteStore:
             raise
         return True
 
+    def wins(self, scope: str) -> dict[str, int]:
+        """Matches won per bot in ``scope``."""
+        return {r[0]: int(r[1]) for r in self._db.execute(
+            "SELECT r.bot, SUM(r.outcome = 'win') FROM results r JOIN matches m "
+            "ON m.match_id = r.match_id WHERE m.scope = ? GROUP BY r.bot", (scope,))}
+
     def ratings(self, scope: str) -> dict[str, Rating]:
         return {r[0]: Rating(r[1], r[2], r[3]) for r in self._db.execute(
             "SELECT bot, mu, sigma, games FROM ratings WHERE scope = ?", (scope,))}

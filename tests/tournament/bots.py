@@ -46,7 +46,7 @@ class Greedy(Bot):
         if top is None:
             return False
         now = min_deadwood(view.hand)
-        with_top = list(view.hand) + [top]
+        with_top = [*list(view.hand), top]
         after = min(min_deadwood([c for c in with_top if c != d]) for d in view.hand)
         return after < now - 2
 

@@ -1,0 +1,199 @@
+"""What ``arena tournament | standings | ladder | register`` do (arena.cli parses the flags).
+
+Every user-facing problem (a bad config, an unusable database, a taken name) is raised as
+``CommandError`` with one line; the CLI prints it and exits 2.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+
+class CommandError(Exception):
+    """A problem with what the user asked for: one line, exit code 2."""
+
+
+def tournament(config: Path | None, *, tournament: dict[str, Any], rules: dict[str, Any],
+               time_control: dict[str, Any], bots: list[str] | None, challenger: str | None,
+               progress: bool, samples: int) -> int:
+    """Run (or resume) a tournament, then print its standings."""
+    from arena.tournament.config import ConfigError, load_config
+    from arena.tournament.report import format_table, pick_scope, standings
+    from arena.tournament.runner import run_tournament
+    from arena.tournament.store import SqliteStore, StoreError
+
+    try:
+        cfg = load_config(config, tournament=tournament, rules=rules,
+                          time_control=time_control, bots=bots, challenger=challenger)
+        with SqliteStore(cfg.database) as store:
+            summary = run_tournament(cfg, store, progress=progress)
+            print(f"{cfg.name}: {summary.played} matches played now ({summary.already} "
+                  f"already recorded, {summary.scheduled} scheduled), {summary.hands} hands "
+                  f"in {summary.seconds:.1f} s ({summary.hands_per_second:.0f} hands/s); "
+                  f"seed {cfg.seed}; results in {cfg.database}")
+            if summary.voided:
+                print(f"{summary.voided} matches voided (the arena's fault; not counted)")
+            st = standings(store, pick_scope(store, cfg.scope), samples=samples)
+            print(format_table(st))
+    except (ConfigError, StoreError) as e:
+        raise CommandError(str(e)) from None
+    return 0
+
+
+def show_standings(db: Path, *, scope: str | None, csv_path: Path | None,
+                   json_path: Path | None, matrix: bool, samples: int) -> int:
+    from arena.tournament.report import (
+        format_matrix,
+        format_table,
+        pick_scope,
+        standings,
+        to_csv,
+        to_json,
+    )
+    from arena.tournament.store import SqliteStore, StoreError
+
+    if not db.is_file():
+        raise CommandError(f"{db}: no such database")
+    try:
+        with SqliteStore(db) as store:
+            st = standings(store, pick_scope(store, scope), samples=samples)
+    except StoreError as e:
+        raise CommandError(str(e)) from None
+    print(format_table(st))
+    if matrix:
+        print()
+        print(format_matrix(st))
+    try:
+        if csv_path is not None:
+            csv_path.write_text(to_csv(st), encoding="utf-8")
+        if json_path is not None:
+            json_path.write_text(json.dumps(to_json(st), indent=2) + "\n", encoding="utf-8")
+    except OSError as e:
+        raise CommandError(f"cannot write: {e}") from None
+    return 0
+
+
+def remote_leaderboard(address: str, *, limit: int, tls_ca: Path | None,
+                       timeout_s: float = 10.0) -> int:
+    """Print a running ladder's leaderboard, asked over gRPC."""
+    import grpc
+
+    from arena.protocol import pb, pb_grpc
+
+    if tls_ca is not None:
+        try:
+            creds = grpc.ssl_channel_credentials(tls_ca.read_bytes())
+        except OSError as e:
+            raise CommandError(f"--tls-ca: {e.strerror or e}") from None
+        channel = grpc.secure_channel(address, creds)
+    else:
+        channel = grpc.insecure_channel(address)
+    with channel:
+        stub = pb_grpc.ArenaStub(channel)  # type: ignore[no-untyped-call]
+        try:
+            reply = stub.Leaderboard(pb.LeaderboardRequest(limit=limit), timeout=timeout_s)
+        except grpc.RpcError as e:
+            code = e.code() if hasattr(e, "code") else None
+            detail = e.details() if hasattr(e, "details") else str(e)
+            raise CommandError(f"{address}: {code.name if code else 'error'}: {detail}") \
+                from None
+    print(format_leaderboard(reply.entries))
+    return 0
+
+
+def format_leaderboard(entries: Any) -> str:
+    head = ("#", "bot", "rating (mu)", "sigma", "mu-3sigma", "games", "wins")
+    rows = [(str(i), e.bot, f"{e.rating:.2f}", f"{e.sigma:.2f}",
+             f"{e.rating - 3 * e.sigma:.2f}", str(e.games), str(e.wins))
+            for i, e in enumerate(entries, 1)]
+    widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
+    lines = ["  ".join(c.ljust(w) if i == 1 else c.rjust(w)
+                       for i, (c, w) in enumerate(zip(r, widths, strict=True)))
+             for r in [head, *rows]]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def register(db: Path, name: str, token: str | None) -> int:
+    from arena.tournament.ladder import RegistrationError
+    from arena.tournament.ladder import register as do_register
+    from arena.tournament.store import SqliteStore, StoreError
+
+    try:
+        with SqliteStore(db) as store:
+            secret = do_register(store, name, token)
+    except (RegistrationError, StoreError) as e:
+        raise CommandError(str(e)) from None
+    print(f"registered {name!r} in {db}")
+    print(f"token: {secret}")
+    print("keep the token secret: only its hash is stored, it cannot be shown again",
+          file=sys.stderr)
+    return 0
+
+
+def ladder(db: Path, *, host: str, port: int, options: Any, tls_cert: Path | None,
+           tls_key: Path | None) -> int:
+    """Serve the ladder until SIGINT or SIGTERM."""
+    import signal
+
+    import structlog
+    import trio
+
+    from arena.tournament.ladder import Ladder
+    from arena.tournament.store import SqliteStore, StoreError
+
+    tls: tuple[bytes, bytes] | None = None
+    if (tls_cert is None) != (tls_key is None):
+        raise CommandError("TLS needs both --tls-cert and --tls-key")
+    if tls_cert is not None and tls_key is not None:
+        try:
+            tls = (tls_key.read_bytes(), tls_cert.read_bytes())
+        except OSError as e:
+            raise CommandError(f"TLS: {e.filename}: {e.strerror}") from None
+    log = structlog.get_logger("arena.ladder")
+    try:
+        store = SqliteStore(db)
+    except StoreError as e:
+        raise CommandError(str(e)) from None
+    try:
+        lad = Ladder(store, options)
+
+        async def main() -> None:
+            async with trio.open_nursery() as nursery:
+                try:
+                    bound: int = await nursery.start(
+                        lambda task_status: lad.serve(host=host, port=port, tls=tls,
+                                                      task_status=task_status))
+                except BaseException as e:
+                    raise CommandError(f"cannot serve on {host}:{port}: {_root(e)}") from None
+                print(f"ladder listening on {host}:{bound} ({'TLS' if tls else 'plaintext'}; "
+                      f"rules {options.rules.preset}; {db})", flush=True)
+                with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+                    async for signum in signals:
+                        log.info("shutdown", signal=signal.Signals(signum).name)
+                        break
+                nursery.cancel_scope.cancel()
+
+        try:
+            trio.run(main)
+        except BaseExceptionGroup as group:  # a bind failure, raised inside the nursery
+            found = group.subgroup(lambda e: isinstance(e, CommandError))
+            if found is None:
+                raise
+            raise CommandError(_root(found)) from None
+    finally:
+        store.close()
+    return 0
+
+
+def _root(e: BaseException) -> str:
+    while isinstance(e, BaseExceptionGroup) and e.exceptions:
+        e = e.exceptions[0]
+    return str(e) or type(e).__name__
+
+
+__all__ = ["CommandError", "ladder", "register", "remote_leaderboard", "show_standings",
+           "tournament"]

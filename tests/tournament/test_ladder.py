@@ -1,0 +1,212 @@
+"""The ladder over real gRPC on 127.0.0.1: registration, tokens, pairing, ratings,
+the Leaderboard RPC, restarts, TLS."""
+
+from __future__ import annotations
+
+import random
+import shutil
+import subprocess
+from pathlib import Path
+
+import grpc
+import pytest
+import trio
+
+from arena.match.messages import TimeControl
+from arena.protocol import PROTOCOL_VERSION, pb, pb_grpc
+from arena.tournament.ladder import (
+    Candidate,
+    Ladder,
+    LadderOptions,
+    RegistrationError,
+    choose_pairs,
+    hash_token,
+    register,
+)
+from arena.tournament.store import Rating, SqliteStore
+from sdk.client import run as run_bot
+from tests.tournament.bots import Greedy, Sloppy
+
+HOST = "127.0.0.1"
+FAST = LadderOptions(time_control=TimeControl(decision_ms=2000, hello_timeout_ms=5000),
+                     seed="ladder-test", settle_s=0.05)
+
+
+def _hello_status(address: str, token: str) -> grpc.StatusCode:
+    """Open a Play stream with this token; the status the arena ends it with."""
+    with grpc.insecure_channel(address) as channel:
+        stub = pb_grpc.ArenaStub(channel)  # type: ignore[no-untyped-call]
+        hello = pb.BotMessage(hello=pb.Hello(name="x", protocol_version=PROTOCOL_VERSION,
+                                             token=token))
+        try:
+            for _ in stub.Play(iter([hello]), timeout=10):
+                pass
+        except grpc.RpcError as e:
+            return e.code()  # type: ignore[no-any-return]
+    return grpc.StatusCode.OK
+
+
+def _leaderboard(address: str, creds: grpc.ChannelCredentials | None = None
+                 ) -> list[pb.LeaderboardEntry]:
+    channel = (grpc.secure_channel(address, creds) if creds is not None
+               else grpc.insecure_channel(address))
+    with channel:
+        stub = pb_grpc.ArenaStub(channel)  # type: ignore[no-untyped-call]
+        reply = stub.Leaderboard(pb.LeaderboardRequest(limit=0), timeout=10)
+    return list(reply.entries)
+
+
+def test_register_rules(tmp_path: Path) -> None:
+    with SqliteStore(tmp_path / "l.sqlite") as store:
+        token = register(store, "alpha")
+        assert len(token) >= 16
+        assert store.bot_for_token_hash(hash_token(token)) == "alpha"
+        assert token not in (tmp_path / "l.sqlite").read_bytes().decode("latin-1")
+        with pytest.raises(RegistrationError, match="already registered"):
+            register(store, "alpha")
+        with pytest.raises(RegistrationError, match="already in use"):
+            register(store, "beta", token)
+        with pytest.raises(RegistrationError, match="at least 16"):
+            register(store, "gamma", "short")
+        with pytest.raises(RegistrationError, match="letters, digits"):
+            register(store, "bad name")
+
+
+def test_choose_pairs_prefers_new_bots_near_ratings_and_variety() -> None:
+    rng = random.Random(1)
+    ratings = {"old": Rating(40, 2, 100), "mid": Rating(30, 3, 50), "low": Rating(10, 3, 50),
+               "new": Rating(25, 8.3, 0)}
+    waiting = [Candidate(b, b, 1) for b in ("old", "mid", "low", "new")]
+    pairs = choose_pairs(waiting, ratings, {}, rng)
+    # the newcomer goes first and meets the nearest rating (mid: 30 vs low: 10, old: 40)
+    assert next((a.bot, b.bot) for a, b in pairs) == ("new", "mid")
+    assert {(a.bot, b.bot) for a, b in pairs} == {("new", "mid"), ("low", "old")}
+    # odd number waiting: the most experienced bot sits out
+    pairs = choose_pairs(waiting[:3], ratings, {}, rng)
+    assert [(a.bot, b.bot) for a, b in pairs] == [("mid", "low")]
+    # a recent repeat is avoided when the ratings are close
+    ratings2 = {"a": Rating(25, 3, 5), "b": Rating(25.5, 3, 6), "c": Rating(26, 3, 6),
+                "d": Rating(50, 3, 6)}
+    four = [Candidate(b, b, 1) for b in ("a", "b", "c", "d")]
+    pairs = choose_pairs(four, ratings2, {"a": ["b", "b"]}, rng)
+    assert [(a.bot, b.bot) for a, b in pairs] == [("a", "c"), ("b", "d")]
+    pairs = choose_pairs(four, ratings2, {}, rng)
+    assert next((a.bot, b.bot) for a, b in pairs) == ("a", "b")
+    # a bot with one session is never paired twice; nobody meets itself
+    assert choose_pairs([Candidate("solo", "k", 3)], {}, {}, rng) == []
+
+
+def test_ladder_end_to_end_and_restart(tmp_path: Path) -> None:
+    db = tmp_path / "ladder.sqlite"
+    with SqliteStore(db) as store:
+        tok_a = register(store, "alpha")
+        tok_b = register(store, "beta")
+    seen: dict[str, object] = {}
+
+    async def first_life() -> None:
+        store = SqliteStore(db)
+        ladder = Ladder(store, FAST)
+        with trio.fail_after(45):
+            async with trio.open_nursery() as nursery:
+                port: int = await nursery.start(ladder.serve)
+                address = f"{HOST}:{port}"
+                seen["wrong"] = await trio.to_thread.run_sync(_hello_status, address, "nope")
+                seen["empty"] = await trio.to_thread.run_sync(_hello_status, address, "")
+                # a bot registered while the ladder runs is known at once
+                tok_c = register(SqliteStore(db), "gamma")
+                seen["gamma_hash"] = hash_token(tok_c)
+                async with trio.open_nursery() as bots:
+                    bots.start_soon(trio.to_thread.run_sync,
+                                    lambda: run_bot(Greedy(), address, token=tok_a, matches=2))
+                    bots.start_soon(trio.to_thread.run_sync,
+                                    lambda: run_bot(Sloppy(), address, token=tok_b, matches=2))
+                seen["board"] = await trio.to_thread.run_sync(_leaderboard, address)
+                nursery.cancel_scope.cancel()
+        store.close()
+
+    trio.run(first_life)
+    assert seen["wrong"] == grpc.StatusCode.UNAUTHENTICATED
+    assert seen["empty"] == grpc.StatusCode.UNAUTHENTICATED
+    board = seen["board"]
+    assert isinstance(board, list)
+    by_name = {e.bot: e for e in board}
+    assert set(by_name) == {"alpha", "beta", "gamma"}
+    assert by_name["alpha"].games == 2 and by_name["beta"].games == 2
+    assert by_name["gamma"].games == 0
+    assert by_name["alpha"].wins + by_name["beta"].wins == 2
+    assert by_name["alpha"].rating != by_name["beta"].rating
+
+    with SqliteStore(db) as store:
+        matches = store.matches("ladder")
+        assert len(matches) == 2
+        # the two meetings are one duplicate deal: same seed, seats swapped
+        assert matches[0].seed == matches[1].seed
+        assert matches[0].bots == tuple(reversed(matches[1].bots))
+        ratings = store.ratings("ladder")
+        assert ratings["alpha"].games == 2
+
+        # a restart keeps registrations, ratings and history, and goes on numbering
+        ladder = Ladder(store, FAST)
+        entries = {e.bot: e for e in ladder.leaderboard_entries()}
+        assert entries["alpha"].rating == pytest.approx(by_name["alpha"].rating)
+        assert entries["alpha"].games == 2 and entries["gamma"].games == 0
+        assert ladder.arena.tokens is not None
+        assert ladder.arena.tokens.get(tok_a) == "alpha"
+        assert ladder.arena.tokens.get("nope") is None
+        nxt = ladder._next_match("alpha", "beta")
+        assert nxt.match_id.endswith(":2") and nxt.deal == 1 and nxt.order == 0
+
+
+@pytest.mark.skipif(shutil.which("openssl") is None, reason="needs the openssl command")
+def test_ladder_leaderboard_over_tls(tmp_path: Path) -> None:
+    key, cert = tmp_path / "key.pem", tmp_path / "cert.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout",
+                    str(key), "-out", str(cert), "-days", "1", "-subj", "/CN=localhost",
+                    "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"],
+                   check=True, capture_output=True)
+    with SqliteStore(tmp_path / "l.sqlite") as store:
+        register(store, "alpha")
+    got: dict[str, object] = {}
+
+    async def main() -> None:
+        store = SqliteStore(tmp_path / "l.sqlite")
+        ladder = Ladder(store, FAST)
+        with trio.fail_after(20):
+            async with trio.open_nursery() as nursery:
+                port: int = await nursery.start(
+                    lambda task_status: ladder.serve(port=0, tls=(key.read_bytes(),
+                                                                  cert.read_bytes()),
+                                                     task_status=task_status))
+                creds = grpc.ssl_channel_credentials(cert.read_bytes())
+                got["board"] = await trio.to_thread.run_sync(
+                    _leaderboard, f"{HOST}:{port}", creds)
+                nursery.cancel_scope.cancel()
+        store.close()
+
+    trio.run(main)
+    board = got["board"]
+    assert isinstance(board, list) and [e.bot for e in board] == ["alpha"]
+
+
+def test_leaderboard_unimplemented_without_a_ladder() -> None:
+    from arena.server.arena import Arena, start_arena
+
+    got: dict[str, object] = {}
+
+    async def main() -> None:
+        with trio.fail_after(20):
+            async with trio.open_nursery() as nursery:
+                port = await start_arena(nursery, Arena())
+
+                def ask() -> grpc.StatusCode:
+                    try:
+                        _leaderboard(f"{HOST}:{port}")
+                    except grpc.RpcError as e:
+                        return e.code()  # type: ignore[no-any-return]
+                    return grpc.StatusCode.OK
+
+                got["code"] = await trio.to_thread.run_sync(ask)
+                nursery.cancel_scope.cancel()
+
+    trio.run(main)
+    assert got["code"] == grpc.StatusCode.UNIMPLEMENTED
