@@ -263,6 +263,9 @@ class SqliteStore:
     def close(self) -> None:
         self._db.close()
 
+    def journal_mode(self) -> str:
+        return str(self._db.execute("PRAGMA journal_mode").fetchone()[0])
+
     def __enter__(self) -> SqliteStore:
         return self
 

@@ -84,3 +84,14 @@ class Staller(Greedy):
     def decide(self, view: PlayerView) -> Action:
         time.sleep(3600)
         raise AssertionError("unreachable")
+
+
+class Exiter(Greedy):
+    """Its process dies on its first decision (a crash that takes the process down)."""
+
+    name = "exiter"
+
+    def decide(self, view: PlayerView) -> Action:
+        import os
+
+        os._exit(3)

@@ -1,0 +1,129 @@
+"""Running tournaments: totals, reproducibility, resume, faults, voids, over gRPC too."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from arena.match.messages import MatchResult, Termination
+from arena.tournament import inproc
+from arena.tournament.config import TournamentConfig, load_config
+from arena.tournament.formats import MatchSpec, tournament_schedule
+from arena.tournament.report import pick_scope, standings
+from arena.tournament.runner import run_tournament
+from arena.tournament.store import SqliteStore
+
+BOTS = "tests.tournament.bots"
+
+
+def config(tmp_path: Path, db: str, bots: list[str], **tournament: Any) -> TournamentConfig:
+    return load_config(None, tournament={"seed": "run-1", "deals": 4, "mode": "in_process",
+                                         "concurrency": 1, "database": str(tmp_path / db),
+                                         **tournament},
+                       bots=[f"{BOTS}:{b}" for b in bots])
+
+
+def outcomes(cfg: TournamentConfig) -> dict[str, tuple[Any, ...]]:
+    with SqliteStore(cfg.database) as store:
+        return {m.match_id: (m.bots, m.winner, m.termination, m.scores, m.hands, m.voided)
+                for m in store.matches(cfg.scope)}
+
+
+def test_round_robin_in_process_totals(tmp_path: Path) -> None:
+    cfg = config(tmp_path, "rr.sqlite", ["Greedy", "Sloppy", "Crasher"])
+    summary = run_tournament(cfg)
+    assert summary.scheduled == summary.played == 3 * 4 * 2 and summary.voided == 0
+    assert summary.forfeits == {"Crasher": 16}  # a crashing bot loses, the rest goes on
+    with SqliteStore(cfg.database) as store:
+        ratings = store.ratings(cfg.scope)
+        assert {b: r.games for b, r in ratings.items()} == {"Greedy": 16, "Sloppy": 16,
+                                                           "Crasher": 16}
+        st = standings(store, pick_scope(store), samples=50)
+    assert [r.stats.bot for r in st.rows] == ["Greedy", "Sloppy", "Crasher"]
+    crasher = st.rows[2].stats
+    assert crasher.forfeits == 16 and crasher.losses == 16
+    assert st.matrix[("Greedy", "Sloppy")][0] > st.matrix[("Greedy", "Sloppy")][2]
+
+
+def test_same_config_and_seed_reproduce_the_results_at_any_concurrency(tmp_path: Path) -> None:
+    one = config(tmp_path, "one.sqlite", ["Greedy", "Sloppy"], deals=3)
+    two = dataclasses.replace(one, concurrency=2, database=tmp_path / "two.sqlite")
+    run_tournament(one)
+    run_tournament(two)
+    assert one.scope == two.scope
+    assert outcomes(one) == outcomes(two)
+    assert len(outcomes(one)) == 6
+
+
+def test_interrupted_run_resumes_without_loss_or_double_count(tmp_path: Path) -> None:
+    cfg = config(tmp_path, "resume.sqlite", ["Greedy", "Sloppy", "Crasher"], deals=3)
+    seen: list[str] = []
+
+    def stop_after_seven(spec: MatchSpec, result: MatchResult) -> None:
+        seen.append(spec.match_id)
+        if len(seen) == 7:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        run_tournament(cfg, on_commit=stop_after_seven)
+    assert len(outcomes(cfg)) == 7
+    summary = run_tournament(cfg)
+    assert summary.already == 7 and summary.played == summary.scheduled - 7
+    clean = dataclasses.replace(cfg, database=tmp_path / "clean.sqlite")
+    run_tournament(clean)
+    assert outcomes(cfg) == outcomes(clean)
+    assert set(outcomes(cfg)) == {s.match_id for s in tournament_schedule(cfg)}
+    with SqliteStore(cfg.database) as a, SqliteStore(clean.database) as b:
+        assert a.ratings(cfg.scope) == b.ratings(cfg.scope)  # same order, same live ratings
+
+
+def test_an_arena_fault_voids_the_match_and_it_is_not_rated(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    cfg = config(tmp_path, "void.sqlite", ["Greedy", "Sloppy"], deals=2)
+    victim = next(iter(tournament_schedule(cfg))).match_id
+    real = inproc.play_local
+
+    def faulty(driver: Any, bots: Any) -> MatchResult:
+        if driver.match_id == victim:
+            raise RuntimeError("the arena broke")
+        return real(driver, bots)
+
+    monkeypatch.setattr(inproc, "play_local", faulty)
+    summary = run_tournament(cfg)
+    assert summary.voided == 1 and summary.played == 4
+    rows = outcomes(cfg)
+    assert rows[victim][2] == Termination.ARENA_ERROR and rows[victim][5] is True
+    with SqliteStore(cfg.database) as store:
+        assert {r.games for r in store.ratings(cfg.scope).values()} == {3}
+        st = standings(store, pick_scope(store), samples=20)
+    assert st.voided == 1 and all(r.stats.games == 3 and r.stats.voids == 1 for r in st.rows)
+    monkeypatch.setattr(inproc, "play_local", real)
+    assert run_tournament(cfg).played == 0  # a void is finished: not replayed
+
+
+def test_faulty_bots_over_grpc_lose_and_the_tournament_goes_on(tmp_path: Path) -> None:
+    cfg = load_config(None, tournament={
+        "seed": "faults", "deals": 1, "concurrency": 2, "database": str(tmp_path / "f.sqlite"),
+        "show_up_s": 20},
+        time_control={"decision_ms": 300, "max_strikes": 0, "reconnect_grace_ms": 200,
+                      "hello_timeout_ms": 20000},
+        bots=[f"{BOTS}:Greedy", f"{BOTS}:Staller", f"{BOTS}:Exiter"])
+    summary = run_tournament(cfg)
+    assert summary.played == summary.scheduled == 6
+    rows = outcomes(cfg)
+    for bots, winner, termination, _, _, voided in rows.values():
+        assert not voided
+        if "Greedy" in bots:
+            assert bots[winner] == "Greedy", (bots, termination)
+    with SqliteStore(cfg.database) as store:
+        st = {r.stats.bot: r.stats for r in standings(store, pick_scope(store),
+                                                       samples=20).rows}
+    assert st["Greedy"].wins == 4
+    assert st["Staller"].timeouts >= 1 and st["Staller"].forfeits >= 2
+    assert st["Exiter"].forfeits >= 2
+    terminations = {t for _, _, t, *_ in rows.values()}
+    assert Termination.FORFEIT_TIMEOUT in terminations
+    assert Termination.DISCONNECT in terminations
