@@ -1,0 +1,90 @@
+"""The CLI commands: tournament, standings (table, CSV, JSON, matrix), register; one-line errors."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+
+from arena.cli import main
+
+BOTS = "tests.tournament.bots"
+
+
+@pytest.fixture(scope="module")
+def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("cli") / "cup.sqlite"
+    code = main(["tournament", "--bots", f"{BOTS}:Greedy", f"{BOTS}:Sloppy", f"{BOTS}:Crasher",
+                 "--seed", "cli", "--deals", "2", "--in-process", "--concurrency", "1",
+                 "--db", str(path), "--name", "clicup", "--no-progress", "--samples", "50"])
+    assert code == 0
+    return path
+
+
+def test_tournament_prints_a_summary_and_the_standings(db: Path,
+                                                       capsys: pytest.CaptureFixture[str]
+                                                       ) -> None:
+    code = main(["tournament", "--bots", f"{BOTS}:Greedy", f"{BOTS}:Sloppy", f"{BOTS}:Crasher",
+                 "--seed", "cli", "--deals", "2", "--in-process", "--db", str(db),
+                 "--name", "clicup", "--no-progress", "--samples", "50"])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "0 matches played now (12 already recorded, 12 scheduled)" in out
+    assert "Elo [95% CI]" in out and "Greedy" in out
+
+
+def test_standings_exports(db: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    csv_path, json_path = tmp_path / "s.csv", tmp_path / "s.json"
+    assert main(["standings", str(db), "--csv", str(csv_path), "--json", str(json_path),
+                 "--matrix", "--samples", "50"]) == 0
+    out = capsys.readouterr().out
+    assert "clicup (tournament" in out and "W-D-L" in out
+    assert "cell: row bot's score against the column bot" in out
+    rows = list(csv.DictReader(csv_path.open()))
+    assert [r["bot"] for r in rows] == ["Greedy", "Sloppy", "Crasher"]
+    assert rows[2]["forfeits"] == "8" and rows[0]["games"] == "8"
+    assert {"elo", "elo_low", "elo_high", "los_next", "points_per_hand", "gin_rate",
+            "undercut_rate", "timeouts", "illegal"} <= set(rows[0])
+    data = json.loads(json_path.read_text())
+    assert data["matches"] == 12 and data["scope"]["name"] == "clicup"
+    assert data["scope"]["config"]["seed"] == "cli"
+    pairs = {(m["bot"], m["opponent"]): m for m in data["matrix"]}
+    assert pairs[("Greedy", "Crasher")]["wins"] == 4
+    assert pairs[("Crasher", "Greedy")]["losses"] == 4
+
+
+def test_register_prints_the_token_once(tmp_path: Path, capsys: pytest.CaptureFixture[str]
+                                        ) -> None:
+    ladder_db = tmp_path / "ladder.sqlite"
+    assert main(["register", str(ladder_db), "alpha"]) == 0
+    out = capsys.readouterr().out
+    token = out.split("token: ")[1].strip()
+    assert len(token) >= 16
+    assert main(["register", str(ladder_db), "alpha"]) == 2
+    err = capsys.readouterr().err
+    assert err.strip() == "arena: error: the name 'alpha' is already registered"
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["tournament"], "give a CONFIG.toml or --bots"),
+    (["tournament", "missing.toml"], "missing.toml: cannot read"),
+    (["tournament", "--bots", "nosuch.module:Bot", "greedy", "--seed", "x"],
+     "bot 'Bot': cannot import bot module 'nosuch.module'"),
+    (["tournament", "--bots", "greedy", "--seed", "x"], "a tournament needs at least two bots"),
+    (["tournament", "--bots", "a:B", "c:D", "--seed", "x", "--format", "sprt", "--deals", "0"],
+     "deals must be at least 1"),
+    (["standings", "nowhere.sqlite"], "nowhere.sqlite: no such database"),
+    (["standings"], "give the database file"),
+    (["register", "x.sqlite", "bad name"], "use letters, digits"),
+    (["ladder", "--tls-cert", "c.pem"], "TLS needs both --tls-cert and --tls-key"),
+])
+def test_errors_are_one_line(argv: list[str], message: str, tmp_path: Path,
+                             monkeypatch: pytest.MonkeyPatch,
+                             capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("arena: error: ")
+    assert message in err, err
