@@ -22,7 +22,7 @@ def tournament(config: Path | None, *, tournament: dict[str, Any], rules: dict[s
     """Run (or resume) a tournament, then print its standings."""
     from arena.tournament.config import ConfigError, load_config
     from arena.tournament.report import format_table, pick_scope, standings
-    from arena.tournament.runner import run_tournament
+    from arena.tournament.runner import RunError, run_tournament
     from arena.tournament.store import SqliteStore, StoreError
 
     try:
@@ -38,7 +38,7 @@ def tournament(config: Path | None, *, tournament: dict[str, Any], rules: dict[s
                 print(f"{summary.voided} matches voided (the arena's fault; not counted)")
             st = standings(store, pick_scope(store, cfg.scope), samples=samples)
             print(format_table(st))
-    except (ConfigError, StoreError) as e:
+    except (ConfigError, StoreError, RunError) as e:
         raise CommandError(str(e)) from None
     return 0
 

@@ -227,6 +227,11 @@ def format_table(st: Standings) -> str:
     notes = ["Elo: Bradley-Terry fit over all counted matches, centred on the field mean; "
              "95% CI by bootstrap over duplicate deals. LOS: likelihood the bot is stronger "
              "than the next one down."]
+    extreme = [r.stats.bot for r in st.rows
+               if r.stats.games and r.stats.score_rate in (0.0, 1.0)]
+    if extreme:
+        notes.append(f"{', '.join(extreme)}: all wins or all losses, so the Elo is set by the "
+                     "fit's prior (one virtual draw) and the interval says little.")
     if st.sprt:
         notes.insert(0, st.sprt)
     return "\n".join([title, *lines, *notes])

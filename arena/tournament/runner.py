@@ -30,6 +30,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -49,6 +50,10 @@ from arena.tournament.store import SqliteStore, Store, is_void
 log = structlog.get_logger("arena.tournament")
 ROOT = Path(__file__).resolve().parents[2]
 MAX_RESTARTS = 3  # per bot process slot, before its bot's matches are forfeited
+
+
+class RunError(Exception):
+    """The run cannot go on (one line); what finished is saved, a rerun resumes."""
 
 
 @dataclass
@@ -188,10 +193,14 @@ def run_tournament(cfg: TournamentConfig, store: Store | None = None, *, progres
         started = time.perf_counter()
         try:
             if run.pending and not run.stopped:
-                if cfg.mode is Mode.IN_PROCESS:
-                    trio.run(_play_in_process, run)
-                else:
-                    trio.run(_play_networked, run)
+                try:
+                    trio.run(_play_in_process if cfg.mode is Mode.IN_PROCESS
+                             else _play_networked, run)
+                except BaseExceptionGroup as group:
+                    failed = group.subgroup(lambda e: isinstance(e, RunError))
+                    if failed is None:
+                        raise
+                    raise _first(failed) from None
         finally:
             run.summary.seconds = time.perf_counter() - started
             run.close()
@@ -199,6 +208,12 @@ def run_tournament(cfg: TournamentConfig, store: Store | None = None, *, progres
     finally:
         if own:
             db.close()
+
+
+def _first(e: BaseException) -> BaseException:
+    while isinstance(e, BaseExceptionGroup) and e.exceptions:
+        e = e.exceptions[0]
+    return e
 
 
 def _check_specs(cfg: TournamentConfig) -> None:
@@ -241,8 +256,14 @@ async def _play_in_process(run: _Run) -> None:
             async def worker() -> None:
                 while (spec := run.next()) is not None:
                     future = pool.submit(play_in_worker, spec)
-                    result, record = await trio.to_thread.run_sync(future.result,
-                                                                   abandon_on_cancel=True)
+                    try:
+                        result, record = await trio.to_thread.run_sync(
+                            future.result, abandon_on_cancel=True)
+                    except BrokenProcessPool:
+                        raise RunError(
+                            "an in-process worker died (did a bot end its process?); the "
+                            "finished matches are saved: rerun to resume, or use "
+                            "mode = \"process\" for untrusted bots") from None
                     run.commit(spec, result, record)
 
             for _ in range(workers):
@@ -432,5 +453,5 @@ async def _play_networked(run: _Run) -> None:
             f.close()
 
 
-__all__ = ["RunSummary", "bot_command", "run_tournament",
+__all__ = ["RunError", "RunSummary", "bot_command", "run_tournament",
            "score_of"]

@@ -3,18 +3,24 @@
 from __future__ import annotations
 
 import dataclasses
+import socket
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
+import grpc
 import pytest
 
 from arena.match.messages import MatchResult, Termination
 from arena.tournament import inproc
-from arena.tournament.config import TournamentConfig, load_config
+from arena.tournament.config import TournamentConfig, config_from_dict, load_config
 from arena.tournament.formats import MatchSpec, tournament_schedule
 from arena.tournament.report import pick_scope, standings
-from arena.tournament.runner import run_tournament
+from arena.tournament.runner import RunError, run_tournament
 from arena.tournament.store import SqliteStore
+from sdk.client import run as run_bot
+from tests.tournament.bots import Sloppy
 
 BOTS = "tests.tournament.bots"
 
@@ -127,3 +133,43 @@ def test_faulty_bots_over_grpc_lose_and_the_tournament_goes_on(tmp_path: Path) -
     terminations = {t for _, _, t, *_ in rows.values()}
     assert Termination.FORFEIT_TIMEOUT in terminations
     assert Termination.DISCONNECT in terminations
+
+
+def test_a_bot_that_ends_its_worker_process_stops_the_run_cleanly(tmp_path: Path) -> None:
+    cfg = config(tmp_path, "broken.sqlite", ["Greedy", "Exiter"], deals=1, concurrency=2)
+    with pytest.raises(RunError, match="in-process worker died"):
+        run_tournament(cfg)
+
+
+def test_a_remote_bot_connects_with_its_token(tmp_path: Path) -> None:
+    port = free_port()
+    token = "remote-secret-token"
+    cfg = config_from_dict({
+        "tournament": {"seed": "remote", "deals": 1, "concurrency": 1, "port": port,
+                       "database": str(tmp_path / "r.sqlite"), "show_up_s": 30},
+        "bots": [{"spec": f"{BOTS}:Greedy"}, {"name": "visitor", "token": token}]})
+    played: list[int] = []
+
+    def visitor() -> None:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                played.append(run_bot(Sloppy(), f"127.0.0.1:{port}", token=token, matches=2))
+                return
+            except grpc.RpcError:
+                time.sleep(0.2)  # the arena is not up yet
+
+    thread = threading.Thread(target=visitor, daemon=True)
+    thread.start()
+    summary = run_tournament(cfg)
+    thread.join(10)
+    assert summary.played == 2 and played == [2]
+    rows = outcomes(cfg)
+    assert all("visitor" in bots and termination == Termination.COMPLETED
+               for bots, _, termination, *_ in rows.values())
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
