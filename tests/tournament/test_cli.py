@@ -4,13 +4,22 @@ from __future__ import annotations
 
 import csv
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import structlog
 
 from arena.cli import main
 
 BOTS = "tests.tournament.bots"
+
+
+@pytest.fixture(autouse=True)
+def _reset_logging() -> Iterator[None]:
+    """main() points structlog at this test's captured stderr: undo it afterwards."""
+    yield
+    structlog.reset_defaults()
 
 
 @pytest.fixture(scope="module")
@@ -20,6 +29,7 @@ def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
                  "--seed", "cli", "--deals", "2", "--in-process", "--concurrency", "1",
                  "--db", str(path), "--name", "clicup", "--no-progress", "--samples", "50"])
     assert code == 0
+    structlog.reset_defaults()
     return path
 
 
