@@ -210,3 +210,39 @@ def test_leaderboard_unimplemented_without_a_ladder() -> None:
 
     trio.run(main)
     assert got["code"] == grpc.StatusCode.UNIMPLEMENTED
+
+
+def test_ladder_command_serves_stops_on_sigterm_and_restarts(tmp_path: Path) -> None:
+    import os
+    import signal
+    import socket
+    import sys
+
+    root = Path(__file__).resolve().parents[2]
+    env = dict(os.environ, PYTHONPATH=str(root))
+    db = tmp_path / "ladder.sqlite"
+    with SqliteStore(db) as store:
+        register(store, "alpha")
+    with socket.socket() as s:
+        s.bind((HOST, 0))
+        port = s.getsockname()[1]
+    cli = [sys.executable, "-m", "arena.cli"]
+    for life in (1, 2):
+        server = subprocess.Popen([*cli, "ladder", "--db", str(db), "--port", str(port)],
+                                  cwd=tmp_path, env=env, stdout=subprocess.PIPE,
+                                  stderr=subprocess.DEVNULL, text=True)
+        try:
+            assert server.stdout is not None
+            line = server.stdout.readline()
+            assert f"ladder listening on {HOST}:{port}" in line, (life, line)
+            board = subprocess.run([*cli, "standings", "--remote", f"{HOST}:{port}"],
+                                   env=env, capture_output=True, text=True, timeout=30)
+            assert board.returncode == 0, board.stderr
+            assert "alpha" in board.stdout and "mu-3sigma" in board.stdout
+            server.send_signal(signal.SIGTERM)
+            assert server.wait(timeout=20) == 0
+        finally:
+            server.kill()
+            server.wait()
+            if server.stdout:
+                server.stdout.close()
