@@ -44,7 +44,7 @@ from arena.tournament.formats import MatchSpec, canonical
 from arena.tournament.ratings import LiveRatings
 from arena.tournament.report import leaderboard_rows
 from arena.tournament.runner import score_of
-from arena.tournament.store import Rating, SqliteStore, StoreError
+from arena.tournament.store import Rating, Store, StoreError
 
 log = structlog.get_logger("arena.ladder")
 
@@ -65,7 +65,7 @@ def hash_token(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
-def register(store: SqliteStore, name: str, token: str | None = None) -> str:
+def register(store: Store, name: str, token: str | None = None) -> str:
     """Register ``name`` and return its token (made up if not given; shown only now)."""
     if not NAME_RE.match(name):
         raise RegistrationError(f"bot name {name!r}: use letters, digits and _.+- "
@@ -84,7 +84,7 @@ class TokenBook(Mapping[str, str]):
     """token -> registered bot name, looked up by hash in the store (read on each miss,
     so a bot registered while the ladder runs can connect at once)."""
 
-    def __init__(self, store: SqliteStore) -> None:
+    def __init__(self, store: Store) -> None:
         self._store = store
         self._known: dict[str, str] = {}
 
@@ -160,7 +160,7 @@ class LadderOptions:
 class Ladder:
     """The ladder's state: the arena, the live ratings and the pairing loop."""
 
-    def __init__(self, store: SqliteStore, options: LadderOptions | None = None) -> None:
+    def __init__(self, store: Store, options: LadderOptions | None = None) -> None:
         opts = options or LadderOptions()
         self.store = store
         self.options = opts

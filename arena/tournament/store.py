@@ -204,6 +204,15 @@ class Store(Protocol):
     def bot_for_token_hash(self, token_hash: str) -> str | None:
         """The ladder bot with this token hash, if any."""
 
+    def registered_bots(self) -> list[str]:
+        """Names of the bots registered with a token, oldest first."""
+
+    def wins(self, scope: str) -> dict[str, int]:
+        """Matches won per bot in ``scope``."""
+
+    def scope_config(self, scope: str) -> dict[str, object]:
+        """The JSON config stored with ``scope`` (``StoreError`` if there is no such scope)."""
+
     def close(self) -> None:
         """Release the database."""
 
@@ -313,15 +322,6 @@ class SqliteStore:
     def finished_ids(self, scope: str) -> set[str]:
         return {r[0] for r in self._db.execute(
             "SELECT match_id FROM matches WHERE scope = ?", (scope,))}
-
-    def count_between(self, scope: str, pair: tuple[str, str]) -> int:
-        """How many matches of ``scope`` the two bots of ``pair`` played together."""
-        a, b = pair
-        row = self._db.execute(
-            "SELECT COUNT(*) FROM matches WHERE scope = ? AND "
-            "((bot0 = ? AND bot1 = ?) OR (bot0 = ? AND bot1 = ?))", (scope, a, b, b, a)
-        ).fetchone()
-        return int(row[0])
 
     def record(self, scope: str, spec: MatchSpec, result: MatchResult,
                ratings: Mapping[str, Rating]) -> bool:
