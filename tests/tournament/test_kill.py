@@ -1,5 +1,6 @@
 """kill -9 in the middle of a tournament, then the same command again: nothing lost,
-nothing counted twice, and the same totals as a run that was never interrupted."""
+nothing counted twice, and the same totals as a run that was never interrupted (played in
+process: with deterministic bots and no timeouts, both modes give the same results)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from arena.tournament.config import load_config
+from arena.tournament.config import Mode, load_config
 from arena.tournament.formats import tournament_schedule
 from arena.tournament.runner import run_tournament
 
@@ -23,19 +24,25 @@ CONFIG = """
 [tournament]
 name = "killcup"
 seed = "kill-9"
-deals = 8
-mode = "in_process"
+deals = {deals}
+mode = "{mode}"
 concurrency = 2
 database = "killcup.sqlite"
+
+[time_control]
+decision_ms = 2000
 
 [[bots]]
 spec = "tests.tournament.bots:Greedy"
 [[bots]]
 spec = "tests.tournament.bots:Sloppy"
-[[bots]]
+{third}"""
+THIRD = """[[bots]]
 name = "s2"
 spec = "tests.tournament.bots:Sloppy"
 """
+# (mode, deals, bots, matches to wait for before the kill)
+CASES = {"in_process": (8, 3, 8), "process": (6, 2, 3)}
 
 
 def arena_cmd(*args: str) -> list[str]:
@@ -82,16 +89,19 @@ def alive(pid: int) -> bool:
 
 
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="needs /proc to watch the workers")
-def test_kill_9_then_rerun_resumes_exactly(tmp_path: Path) -> None:
+@pytest.mark.parametrize("mode", list(CASES))
+def test_kill_9_then_rerun_resumes_exactly(tmp_path: Path, mode: str) -> None:
+    deals, bots, kill_at = CASES[mode]
     cfg_path = tmp_path / "killcup.toml"
-    cfg_path.write_text(CONFIG, encoding="utf-8")
+    cfg_path.write_text(CONFIG.format(deals=deals, mode=mode,
+                                      third=THIRD if bots == 3 else ""), encoding="utf-8")
     db = tmp_path / "killcup.sqlite"
     proc = subprocess.Popen(arena_cmd(str(cfg_path)), cwd=tmp_path, env=env(),
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     workers: set[int] = set()
     try:
-        deadline = time.monotonic() + 30
-        while count(db) < 8:
+        deadline = time.monotonic() + 60
+        while count(db) < kill_at:
             assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
             assert time.monotonic() < deadline, "no matches committed in time"
             workers |= children(proc.pid)
@@ -103,23 +113,24 @@ def test_kill_9_then_rerun_resumes_exactly(tmp_path: Path) -> None:
         if proc.stderr:
             proc.stderr.close()
     at_kill = count(db)
-    total = 3 * 8 * 2
-    assert 8 <= at_kill < total, "the run finished before the kill: make it longer"
-    # the pool's workers notice their runner is gone and exit
-    deadline = time.monotonic() + 5
-    while any(alive(w) for w in workers) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not any(alive(w) for w in workers), "orphaned pool workers"
-
+    total = bots * (bots - 1) // 2 * deals * 2
+    assert kill_at <= at_kill < total, "the run finished before the kill: make it longer"
     rerun = subprocess.run(arena_cmd(str(cfg_path)), cwd=tmp_path, env=env(),
                            capture_output=True, text=True, timeout=120)
     assert rerun.returncode == 0, rerun.stderr
     assert f"({at_kill} already recorded, {total} scheduled)" in rerun.stdout
 
+    # meanwhile the pool's workers (or the bot processes) saw their runner go, and exited
+    deadline = time.monotonic() + 15
+    while any(alive(w) for w in workers) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert workers and not any(alive(w) for w in workers), "orphaned child processes"
+
     # a run that was never interrupted (in this process, one match at a time)
     cfg = load_config(cfg_path)
     clean_db = tmp_path / "clean.sqlite"
-    run_tournament(dataclasses.replace(cfg, database=clean_db, concurrency=1))
+    run_tournament(dataclasses.replace(cfg, database=clean_db, concurrency=1,
+                                       mode=Mode.IN_PROCESS))
 
     expected = {s.match_id for s in tournament_schedule(cfg)}
     with sqlite3.connect(db) as a, sqlite3.connect(clean_db) as b:
