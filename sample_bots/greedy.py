@@ -1,0 +1,125 @@
+"""GreedyBot: plays for the lowest deadwood now, and goes out at the first chance.
+
+- Takes the upcard (or the top discard) only if that card ends up in a meld of the best
+  arrangement of hand + card.
+- Discards the card that leaves the least deadwood in the remaining ten, ties to the highest
+  card (value, then rank, then suit).
+- Goes out as soon as it may: big gin over gin over knock; the knock discard by the same
+  rule; at the wall it always takes the last discard when that lets it go out.
+- Defends with ``Defend()`` (the engine's best melds and layoffs).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from arena.rules import (
+    Action,
+    BigGin,
+    Discard,
+    Gin,
+    Knock,
+    PlayerView,
+    RulesConfig,
+)
+from arena.rules.melds import best_melds_of_mask, deadwood_after_discard
+from sdk.bot import Bot
+
+
+def rules_of(info: Any) -> RulesConfig | None:
+    """The rules from a match-start notice: ``MatchStarted.rules`` in process, or the
+    protobuf ``MatchStart.rules_json`` over gRPC; None if neither is readable."""
+    rules = getattr(info, "rules", None)
+    if isinstance(rules, RulesConfig):
+        return rules
+    text = getattr(info, "rules_json", "")
+    if isinstance(text, str) and text:
+        try:
+            return RulesConfig.from_json(text)
+        except ValueError:
+            return None
+    return None
+
+
+def hand_mask(view: PlayerView) -> int:
+    m = 0
+    for c in view.hand:
+        m |= 1 << c
+    return m
+
+
+def card_key(card: int) -> tuple[int, int, int]:
+    """Orders cards by deadwood value, then rank, then suit ("the highest card" last)."""
+    rank = card % 13
+    return (min(rank + 1, 10), rank, card // 13)
+
+
+def melds_with(mask: int, card: int, runs_only: bool) -> bool:
+    """True if ``card`` lies in a meld of the best arrangement of ``mask`` plus ``card``."""
+    bit = 1 << card
+    return any(m & bit for m in best_melds_of_mask(mask | bit, runs_only))
+
+
+class GreedyBot(Bot):
+    """Lowest deadwood now; knock or gin at the first chance."""
+
+    name = "greedy"
+
+    def __init__(self) -> None:
+        self.runs_only = False
+
+    def on_match_start(self, info: Any) -> None:
+        rules = rules_of(info)
+        self.runs_only = rules.runs_only if rules is not None else False
+
+    # ---------------------------------------------------------------- drawing
+
+    def take_upcard(self, view: PlayerView) -> bool:
+        card = view.discard_top
+        return card is not None and melds_with(hand_mask(view), card, self.runs_only)
+
+    def draw_discard(self, view: PlayerView) -> bool:
+        return self.take_upcard(view)
+
+    # ---------------------------------------------------------------- discarding
+
+    def discard(self, view: PlayerView) -> Action:
+        return self._best_out(view) or self._best_discard(view)
+
+    def knock_at_wall(self, view: PlayerView) -> Action:
+        return self._best_out(view) or view.legal[0]
+
+    def _best_out(self, view: PlayerView) -> Action | None:
+        """Big gin, else a gin, else the knock leaving the least deadwood; None if none."""
+        best: Action | None = None
+        best_key: tuple[int, int, tuple[int, int, int]] | None = None
+        dw: dict[int, int] | None = None
+        for a in view.legal:
+            if isinstance(a, BigGin):
+                return a
+            if isinstance(a, Gin):
+                key = (0, 0, _neg(card_key(a.discard)))
+            elif isinstance(a, Knock):
+                if dw is None:
+                    dw = deadwood_after_discard(hand_mask(view), self.runs_only)
+                key = (1, dw[a.discard], _neg(card_key(a.discard)))
+            else:
+                continue
+            if best_key is None or key < best_key:
+                best, best_key = a, key
+        return best
+
+    def _best_discard(self, view: PlayerView) -> Action:
+        dw = deadwood_after_discard(hand_mask(view), self.runs_only)
+        choices = [a for a in view.legal if isinstance(a, Discard)]
+        return min(choices, key=lambda a: (dw[a.card], _neg(card_key(a.card))))
+
+
+def _neg(key: tuple[int, int, int]) -> tuple[int, int, int]:
+    return (-key[0], -key[1], -key[2])
+
+
+if __name__ == "__main__":
+    from sample_bots import main
+
+    main(GreedyBot())
