@@ -6,14 +6,14 @@ on, and so the *unseen* cards (the stock and the opponent's unknown cards), each
 chance of being in the opponent's hand (higher next to cards it took, lower next to cards it
 let go).
 
-- A ten-card hand is valued by its deadwood (weighing more as the hand goes on: the
-  opponent's knock nears) less its *potential*: the expected drop in deadwood from the next
-  stock card and the chances that card lets us knock or gin. Cards that meld with the hand
-  are searched exactly (table-driven deadwood, a few microseconds a hand); any other card
-  just replaces the card whose discard saves most.
+- A ten-card hand is valued by its deadwood less its *potential*: the expected drop in
+  deadwood from the next stock card and the chances that card lets us knock or gin. Cards
+  that meld with the hand are searched exactly (table-driven deadwood, a few microseconds a
+  hand); any other card just replaces the card whose discard saves most. As the opponent
+  draws, deadwood weighs more (its knock nears) and potential less (fewer draws remain).
 - A discard costs the value of the hand it leaves plus its *danger*: the chance the opponent
   holds two cards that make a meld with it (cards it took count as held; cards in the pile
-  or in our hand cannot be).
+  or in our hand cannot be), weighing more as the hand goes on.
 - Draws: the top discard is taken when the best hand after taking it beats the expected hand
   after a stock draw by a margin.
 - Going out: big gin or gin at once. A knock is made unless its count is tiny and an estimate
@@ -209,14 +209,16 @@ class StrongBot(Bot):
 
     name = "strong"
 
-    # Tuning (in deadwood points).
-    potential_weight = 3.0  # how many draws' worth of potential a hand is credited with
+    # Tuning, in deadwood points; tuned against GreedyBot with bench/bots_eval.py.
+    potential_weight = 4.0  # how many draws' worth of potential a hand is credited with...
+    potential_fade = 12.0  # ...fading to 30% over this many opponent draws (fewer remain)
     replace_weight = 0.5  # ...counting a lower card replacing a deadwood card at this much
-    knock_weight = 15.0  # value of being able to knock after the next draw
+    knock_weight = 15.0  # value of being able to knock after the next draw (against an
+    # opponent count of 20; it scales with the count we expect the opponent to have)
     gin_weight = 15.0  # value of a gin after the next draw
     late_weight = 0.08  # deadwood counts this much more per opponent draw (its knock nears)
-    pickup_turns = 0.0  # ...and per card it took from the pile, as many draws as this
-    danger_cost = 6.0  # cost of a discard the opponent surely melds
+    danger_cost = 4.0  # cost of a discard the opponent surely melds...
+    danger_growth = 0.2  # ...growing by this fraction per opponent draw
     took_weight = 2.0  # an unseen card that melds with one the opponent took is likelier held
     shunned_weight = 0.6  # ...and one that melds with a card it threw or passed on, less
     layoff_weight = 1.0  # knock with the spread that leaves the least to lay off
@@ -238,6 +240,9 @@ class StrongBot(Bot):
         self._p_opp: dict[int, float] = {}
         self._stock_n = 1.0
         self._dw_factor = 1.0
+        self._danger_w = self.danger_cost
+        self._knock_w = self.knock_weight
+        self._potential_w = self.potential_weight
         self._below: list[float] = []
         self._upto: list[float] = []
         self._limit = 10
@@ -326,8 +331,11 @@ class StrongBot(Bot):
         self._upto = [sum(counts[: v + 1]) for v in range(11)]
         self._limit = view.knock_limit
         self._eval_cache = {}
-        self._dw_factor = 1.0 + self.late_weight * (
-            mem.opp_draws + self.pickup_turns * mem.opp_took.bit_count())
+        t = mem.opp_draws
+        self._dw_factor = 1.0 + self.late_weight * t
+        self._danger_w = self.danger_cost * (1.0 + self.danger_growth * t)
+        self._knock_w = self.knock_weight * max(0.5, self._opp_deadwood(t) / 20.0)
+        self._potential_w = self.potential_weight * max(0.3, 1.0 - t / self.potential_fade)
 
     # ---------------------------------------------------------------- evaluation
 
@@ -369,7 +377,7 @@ class StrongBot(Bot):
         n = self._stock_n
         one = gain / n
         value = (dw * self._dw_factor
-                 - self.potential_weight * one - self.knock_weight * knock / n
+                 - self._potential_w * one - self._knock_w * knock / n
                  - self.gin_weight * gin / n)
         result = (value, dw, gin / n, one)
         self._eval_cache[h] = result
@@ -398,7 +406,7 @@ class StrongBot(Bot):
         for c in allowed:
             if dwa[c] > floor + self.prune:
                 continue
-            score = self._eval(h & ~(1 << c))[0] + self.danger_cost * self._danger(c)
+            score = self._eval(h & ~(1 << c))[0] + self._danger_w * self._danger(c)
             if score < best_score or (score == best_score and card_key(c) > card_key(best_card)):
                 best_card, best_score = c, score
         return best_card, best_score

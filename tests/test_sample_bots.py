@@ -230,9 +230,9 @@ def test_strong_remembers_the_pile_even_when_it_is_hidden(preset_name: str) -> N
 
 def test_strong_beats_greedy() -> None:
     # Duplicate deals (each seed twice, seats swapped), seeds 0.. until 500 hands: a fixed
-    # sample (strong won 56.9% of its hands, +3.4 points a hand). bench/bots_eval.py measured
-    # 55.6% [53.4%, 57.7%] over 2,015 hands and 53.7% [52.6%, 54.8%], +1.96 a hand, over
-    # 8,001, so a fresh sample of 500 would fall to 50% about one time in twenty.
+    # sample (strong won 58.2% of its hands, +4.3 points a hand). bench/bots_eval.py measured
+    # 57.2% [55.0%, 59.4%] over 2,000 hands and 55.4% [54.3%, 56.5%], +2.8 a hand, over
+    # 8,006, so a fresh sample of 500 would fall to 50% about one time in a hundred.
     t = play_pair(lambda s: StrongBot(), lambda s: GreedyBot(), "standard", 500)
     assert t.rejections == 0 and t.defaulted == 0
     assert t.wins / t.decided > 0.5
