@@ -68,6 +68,13 @@ from arena.rules.melds import best_defence, deadwood_after_discard
 
 PRESET_NAMES = sorted(PRESETS)
 HAND_CAP = 400  # arena.rules.hand.MAX_ACTIONS_PER_HAND, restated: the cap is a documented rule
+
+
+def check_capped_length(log: tuple[tuple[int, Action], ...]) -> None:
+    """A capped hand ends at the first turn boundary at or past the cap: its last action is a
+    discard, and the boundary before it (two actions earlier) was still under the cap."""
+    assert HAND_CAP <= len(log) <= HAND_CAP + 1, len(log)
+    assert isinstance(log[-1][1], Discard)
 SEEDS = st.integers(0, 2**32 - 1)
 
 # ============================================================== independent references
@@ -436,7 +443,7 @@ def check_result(state: HandState) -> None:
     if r.is_void:
         assert r.kind in ("wall", "cap") and r.points == 0 and state.knock is None
         if r.kind == "cap":
-            assert len(state.log) == HAND_CAP
+            check_capped_length(state.log)
         return
     knock = state.knock
     assert knock is not None and r.knocker == knock.knocker
@@ -647,7 +654,7 @@ def test_random_legal_games_end_within_the_caps_and_keep_every_card(
         known: list[set[int]] = [set(), set()]  # cards each seat was seen to take
         while not hand.is_over:
             check_position(hand, thorough=rnd.random() < 0.2)
-            assert len(hand.log) < HAND_CAP
+            assert len(hand.log) < HAND_CAP or hand.phase is not Phase.DRAW
             view = observe(hand, None)
             assert view.known == (tuple(sorted(known[0])), tuple(sorted(known[1])))
             seat = hand.turn
@@ -668,7 +675,8 @@ def test_random_legal_games_end_within_the_caps_and_keep_every_card(
         check_position(hand)
         result = hand.result
         assert result is not None and game.results[-1] == result
-        assert len(hand.log) <= HAND_CAP
+        # a knock as the first action past the cap is still defended: 2 more at most
+        assert len(hand.log) <= HAND_CAP + 2
         # who deals next: the loser, or alternate; a void hand is dealt again by the same dealer
         if result.winner is None:
             assert game.dealer == dealer
@@ -763,7 +771,8 @@ def test_discard_swapping_hands_stop_at_the_turn_cap(policy: Policy, name: str) 
     policy.swap = True
     states, _ = play_hand(preset(name), policy)
     last = states[-1]
-    assert len(states) - 1 == HAND_CAP
+    check_capped_length(last.log)
+    assert len(states) - 1 == len(last.log)
     assert last.result is not None and last.result.kind == "cap"
     check_accounting(last)
     check_result(last)
