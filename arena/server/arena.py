@@ -64,9 +64,13 @@ STATUS = {
     "bad_version": grpc.StatusCode.FAILED_PRECONDITION,
     "bad_hello": grpc.StatusCode.INVALID_ARGUMENT,
     "bad_token": grpc.StatusCode.UNAUTHENTICATED,
-    "no_match": grpc.StatusCode.NOT_FOUND,
+    "replaced": grpc.StatusCode.ABORTED,
     "shutdown": grpc.StatusCode.UNAVAILABLE,
 }
+
+
+SHUTDOWN_FLUSH_S = 1.0
+"""On shutdown, how long a seated session waits for its match to say ``match_end``."""
 
 
 @dataclass(eq=False)
@@ -79,18 +83,26 @@ class Entry:
     want: str
     key: str  # the lobby key: the token if any, else the name
     done: trio.Event = field(default_factory=trio.Event)
+    seated: bool = False  # taken by a match (which then ends its call)
     arrival: int = field(default_factory=itertools.count().__next__)
 
 
 class GrpcSeat:
-    """A match seat backed by a Play stream (implements ``arena.match.runner.Seat``)."""
+    """A match seat backed by a Play stream (implements ``arena.match.runner.Seat``).
+
+    A reconnecting bot's new stream takes the seat over (``attach``), as often as it drops;
+    a ``receive`` that was waiting on the stream it replaced returns None, and the
+    ``wait_back`` that follows returns True at once, so the runner re-sends what is pending.
+    """
 
     def __init__(self, entry: Entry, *, runs_only: bool) -> None:
         self.entry = entry
+        entry.seated = True
         self.name = entry.name
         self.runs_only = runs_only
         self._last_request = 0
         self._back = trio.Event()
+        self._lost: Entry | None = None  # the session a receive() last found gone
         self._events: list[pb.Event] = []  # move events waiting for the next request
 
     def send(self, message: Outgoing) -> None:
@@ -116,12 +128,13 @@ class GrpcSeat:
                     conn.send(m)
 
     async def receive(self) -> Reply | None:
-        conn = self.entry.conn
+        entry = self.entry
         try:
-            msg = await conn.receive()
+            msg = await entry.conn.receive()
         except trio.ClosedResourceError:
-            return None
+            msg = None
         if msg is None:
+            self._lost = entry
             return None
         kind = msg.WhichOneof("kind")
         if kind == "action":
@@ -134,6 +147,8 @@ class GrpcSeat:
         return Reply(self._last_request, None, f"protocol: {what} in a match; send ActionReply")
 
     async def wait_back(self, grace_s: float) -> bool:
+        if self.entry is not self._lost:
+            return True  # a new stream took the seat over while the old one was read
         if grace_s <= 0:
             return False
         self._back = trio.Event()
@@ -143,9 +158,12 @@ class GrpcSeat:
         return False
 
     def attach(self, entry: Entry) -> None:
-        """A reconnected session takes over this seat."""
+        """A reconnected session takes over this seat; the stream it replaces (if still
+        open) ends ABORTED, so a bot can tell which of its streams lost the seat."""
         old = self.entry
         self.entry = entry
+        entry.seated = True
+        old.conn.abort(STATUS["replaced"], "this seat was resumed on another stream")
         old.done.set()
         self._back.set()
 
@@ -191,7 +209,7 @@ class Arena:
         if entry is None:
             return
         bound = log.bind(bot=entry.name, peer=conn.peer)
-        seat = self._reconnect.pop((entry.want, entry.key), None) if entry.want else None
+        seat = self._reconnect.get((entry.want, entry.key)) if entry.want else None
         if seat is not None:
             bound.info("reconnected", match_id=entry.want)
             seat.attach(entry)
@@ -205,6 +223,13 @@ class Arena:
             bound.info("waiting")
         try:
             await entry.done.wait()
+        except trio.Cancelled:
+            if entry.seated and not conn.is_gone:
+                # shutdown: the match is being cancelled too; it tells the bot (match_end,
+                # then UNAVAILABLE) and releases this session. Give it a moment to.
+                with trio.move_on_after(SHUTDOWN_FLUSH_S, shield=True):
+                    await entry.done.wait()
+            raise
         finally:
             queue = self._waiting.get(entry.key, [])
             if entry in queue:

@@ -613,21 +613,10 @@ def test_dropped_bot_reconnects_within_the_grace_and_the_match_completes() -> No
     check_reconnection(*run_reconnection(drops=1), drops=1)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "arena/server/arena.py Arena.session pops the (match id, key) reconnect slot when a bot "
-    "comes back and GrpcSeat.attach never re-registers it, so a second drop in the same "
-    "match cannot be resumed: the Hello(want=match id) waits in the lobby and the match "
-    "ends 'disconnect' after the grace"))
 def test_dropped_bot_reconnects_twice_in_one_match() -> None:
     check_reconnection(*run_reconnection(drops=2), drops=2)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "arena/server/arena.py GrpcSeat.attach ends the old session while run_match awaits "
-    "receive() on the old connection: that receive returns None, and GrpcSeat.wait_back "
-    "replaces the _back event attach had already set, so the runner waits the whole grace "
-    "and forfeits 'disconnect'; the pending request is never sent to the new stream (which "
-    "only gets match_end) and the old one ends OK with no match_end"))
 def test_resuming_on_a_new_stream_before_the_old_one_ends_takes_over() -> None:
     tc = TimeControl(decision_ms=250, margin_ms=50, reconnect_grace_ms=1000)
     seen: dict[str, Any] = {}
@@ -660,6 +649,9 @@ def test_resuming_on_a_new_stream_before_the_old_one_ends_takes_over() -> None:
     assert result.termination == Termination.COMPLETED, result
     assert new.requests and new.requests[0].request_id == old.requests[-1].request_id
     assert new.match_end.reason == "completed"
+    # the stream that lost the seat is told so, not left hanging or ended OK
+    assert old.code == grpc.StatusCode.ABORTED
+    assert old.of("match_end") == []
 
 
 def test_reconnect_with_another_token_does_not_take_the_seat() -> None:
@@ -982,13 +974,6 @@ def test_shutdown_mid_match_ends_every_call_unavailable_and_records_shutdown(
         assert json.loads(lines[-1])["termination"] == "shutdown"
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "on shutdown the session tasks (bridge sessions nursery) and the match tasks are "
-    "cancelled together; when a session runs first, arena/server/bridge.py "
-    "_Bridge._run_session aborts the call UNAVAILABLE before arena/match/runner.py "
-    "run_match flushes MatchEnd(shutdown), and GrpcSeat._push drops it "
-    "(trio.ClosedResourceError suppressed): bots get UNAVAILABLE without the match_end that "
-    "docs/protocol.md promises; most rounds lose some"))
 def test_shutdown_tells_every_player_match_end_before_unavailable() -> None:
     for _ in range(5):  # the loss depends on trio's run order: several rounds make it certain
         seen = shutdown_round(6)
