@@ -89,7 +89,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("serve", help="run an arena server that pairs connecting bots")
     p.add_argument("--host", default="127.0.0.1")
-    p.add_argument("--port", type=int, default=50051)
+    p.add_argument("--port", type=port_number, default=50051, help="0: any free port")
     p.add_argument("--replays", default="runs/serve", help="directory for replays")
     p.add_argument("--seed", default="", help="deal seed (default: random)")
     _add_match_options(p)
@@ -144,7 +144,7 @@ def _add_tournament_parsers(sub: Any) -> None:
                        "token and are paired continuously")
     p.add_argument("--db", type=Path, default=Path("ladder.sqlite"), help="SQLite file")
     p.add_argument("--host", default="127.0.0.1")
-    p.add_argument("--port", type=int, default=50051)
+    p.add_argument("--port", type=port_number, default=50051, help="0: any free port")
     p.add_argument("--seed", default="", help="deal seed (default: made once, kept in the db)")
     p.add_argument("--replays", type=Path, help="directory for replays")
     p.add_argument("--settle-ms", type=int, default=250,
@@ -162,11 +162,72 @@ def _add_tournament_parsers(sub: Any) -> None:
 def main(argv: list[str] | None = None) -> int:
     try:
         return _main(argv)
-    except UsageError as e:
+    except BaseException as e:  # every exit path goes through _exit_code
+        code = _exit_code(e)
+        if code is None:
+            raise
+        return code
+
+
+def _exit_code(e: BaseException) -> int | None:
+    """The exit code for what ended the command, printing its one line; None: a bug (the
+    traceback is shown). trio raises from inside nurseries, so what the user caused (a bad
+    argument, Ctrl-C) may arrive wrapped in exception groups."""
+    from arena.tournament.commands import CommandError
+
+    if isinstance(e, BaseExceptionGroup):
+        if e.subgroup(KeyboardInterrupt) is not None:
+            return 130
+        user = e.subgroup((UsageError, CommandError))
+        if user is None:
+            return None
+        e = _first_leaf(user)
+    if isinstance(e, KeyboardInterrupt):
+        return 130
+    if isinstance(e, UsageError | CommandError):
         print(f"arena: error: {e}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        return 130
+    return None
+
+
+def _first_leaf(e: BaseException) -> BaseException:
+    while isinstance(e, BaseExceptionGroup) and e.exceptions:
+        e = e.exceptions[0]
+    return e
+
+
+def port_number(text: str) -> int:
+    """An argparse type: a TCP port, 0..65535 (0: any free port)."""
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a port number: {text!r}") from None
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{port} is not a port (0..65535)")
+    return port
+
+
+def check_bindable(host: str, port: int) -> None:
+    """``UsageError`` naming the problem if a server cannot listen on ``host:port`` (in
+    use, not an address of this machine, unresolvable). Checked before gRPC binds, which
+    would print its own error lines; a port taken between the two fails there instead."""
+    import socket
+
+    if port == 0:
+        return
+    where = f"cannot serve on {host}:{port}"
+    try:
+        infos = socket.getaddrinfo(host.strip("[]"), port, type=socket.SOCK_STREAM,
+                                   flags=socket.AI_PASSIVE)
+    except socket.gaierror as e:
+        raise UsageError(f"{where}: {e.strerror}") from None
+    for family, kind, proto, _, address in infos:
+        with socket.socket(family, kind, proto) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as gRPC does
+            try:
+                probe.bind(address)
+            except OSError as e:
+                raise UsageError(f"{where}: {e.strerror or e}") from None
 
 
 def _main(argv: list[str] | None) -> int:
@@ -181,12 +242,7 @@ def _main(argv: list[str] | None) -> int:
     if args.command == "replay":
         return _cmd_replay(args)
     if args.command in ("tournament", "standings", "ladder", "register"):
-        from arena.tournament.commands import CommandError
-
-        try:
-            return _cmd_tournaments(args)
-        except CommandError as e:
-            raise UsageError(str(e)) from None
+        return _cmd_tournaments(args)
     return _cmd_show(args)
 
 
@@ -229,6 +285,7 @@ def _cmd_tournaments(args: argparse.Namespace) -> int:
         return commands.register(args.db, args.name, args.token)
     from arena.tournament.ladder import LadderOptions
 
+    check_bindable(args.host, args.port)
     opts = LadderOptions(rules=_rules(args.rules, args.set), time_control=_time_control(args),
                          seed=args.seed, settle_s=max(0, args.settle_ms) / 1000,
                          replay_dir=args.replays)
@@ -279,6 +336,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
 
     rules = _rules(args.rules, args.set)
     tc = _time_control(args)
+    check_bindable(args.host, args.port)
     # Two threads (trio, grpc's asyncio loop) hand off on every decision: a waiting thread
     # should get the GIL in well under the default 5 ms (it shows up as p99 latency).
     sys.setswitchinterval(0.0005)
@@ -289,9 +347,9 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         async with trio.open_nursery() as nursery:
             try:
                 port = await start_arena(nursery, arena, host=args.host, port=args.port)
-            except BaseException as e:  # the bind failed: say so in one line
+            except Exception as e:  # the bind failed after all: say so in one line
                 raise UsageError(f"cannot serve on {args.host}:{args.port}: "
-                                 f"{_root_cause(e)}") from None
+                                 f"{str(_first_leaf(e)) or type(e).__name__}") from None
             log.info("arena_ready", address=f"{args.host}:{port}", rules=rules.preset)
             print(f"arena listening on {args.host}:{port} (rules {rules.preset})", flush=True)
             nursery.start_soon(arena.serve_open, rules, tc, args.seed or None)
@@ -303,12 +361,6 @@ def _cmd_serve(args: argparse.Namespace) -> int:
 
     trio.run(serve)
     return 0
-
-
-def _root_cause(e: BaseException) -> str:
-    while isinstance(e, BaseExceptionGroup) and e.exceptions:
-        e = e.exceptions[0]
-    return str(e) or type(e).__name__
 
 
 def _cmd_replay(args: argparse.Namespace) -> int:

@@ -167,7 +167,7 @@ def ladder(db: Path, *, host: str, port: int, options: Any, tls_cert: Path | Non
                     bound: int = await nursery.start(
                         lambda task_status: lad.serve(host=host, port=port, tls=tls,
                                                       task_status=task_status))
-                except BaseException as e:
+                except Exception as e:  # the bind failed
                     raise CommandError(f"cannot serve on {host}:{port}: {_root(e)}") from None
                 print(f"ladder listening on {host}:{bound} ({'TLS' if tls else 'plaintext'}; "
                       f"rules {options.rules.preset}; {db})", flush=True)
@@ -177,13 +177,7 @@ def ladder(db: Path, *, host: str, port: int, options: Any, tls_cert: Path | Non
                         break
                 nursery.cancel_scope.cancel()
 
-        try:
-            trio.run(main)
-        except BaseExceptionGroup as group:  # a bind failure, raised inside the nursery
-            found = group.subgroup(lambda e: isinstance(e, CommandError))
-            if found is None:
-                raise
-            raise CommandError(_root(found)) from None
+        trio.run(main)  # a CommandError arrives in an exception group: arena.cli unwraps it
     finally:
         store.close()
     return 0

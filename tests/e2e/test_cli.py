@@ -259,10 +259,6 @@ def test_interrupted_play_leaves_no_bot_process_behind(interrupted: Interrupted)
     assert interrupted.code != 0
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "arena/cli.py main() catches KeyboardInterrupt to exit 130, but trio raises Ctrl-C "
-    "inside a BaseExceptionGroup (the nurseries of arena/play.py play_networked), so an "
-    "interrupted `arena play` prints a traceback and exits 1"))
 def test_interrupted_play_exits_130_without_a_traceback(interrupted: Interrupted) -> None:
     assert "Traceback" not in interrupted.err, interrupted.err[-2000:]
     assert interrupted.code == 130
@@ -285,6 +281,10 @@ BAD_INPUT = {  # what a user typed -> what the one line must mention
     "decision-ms-0": (("play", "greedy", "random", "--decision-ms", "0"), ("decision_ms",)),
     "replay-not-json": (("replay", "{not_json}"), ("{not_json}", "not JSON")),
     "show-missing-file": (("show", "{missing}"), ("{missing}", "cannot read")),
+    "serve-port-text": (("serve", "--port", "abc"), ("--port", "abc")),
+    "ladder-port-range": (("ladder", "--port", "70000"), ("--port", "70000")),
+    "serve-unknown-host": (("serve", "--host", "no.such.host.invalid", "--port", "5000"),
+                           ("no.such.host.invalid",)),
 }
 
 
@@ -432,11 +432,6 @@ def test_serve_stops_on_sigint_when_the_handler_is_reset(tmp_path: Path) -> None
     assert "Traceback" not in err
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "arena/cli.py _cmd_serve raises UsageError inside the trio nursery, so it reaches main() "
-    "wrapped in an ExceptionGroup: `except UsageError` misses it and the user gets a "
-    "traceback and exit code 1; gRPC core also prints its own 'add_port.cc' error line on "
-    "stderr before it"))
 def test_serve_on_a_port_in_use_is_one_line_and_exit_2(tmp_path: Path) -> None:
     with socket.socket() as held:
         held.bind((HOST, 0))
@@ -446,9 +441,6 @@ def test_serve_on_a_port_in_use_is_one_line_and_exit_2(tmp_path: Path) -> None:
     assert_usage_error(ran, str(port))
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "arena/cli.py does not check --port's range: gRPC takes the number modulo 65536, so "
-    "`arena serve --port 65536+N` listens on port N instead of refusing"))
 def test_serve_on_a_port_out_of_range_is_refused(tmp_path: Path) -> None:
     port = free_port()
     with serving("--port", 65536 + port, "--replays", tmp_path) as proc:
