@@ -102,11 +102,21 @@ def _play_stream(bot: Bot, stub: Any, hello: pb.Hello, seen: list[str]) -> bool:
         responses.cancel()
 
 
+def open_channel(address: str, *, tls: bool = False, tls_ca: bytes | None = None
+                 ) -> grpc.Channel:
+    """A channel to an arena: plaintext, or TLS (``tls_ca``: the CA certificate in PEM to
+    trust; without it, the system's roots)."""
+    if tls or tls_ca is not None:
+        return grpc.secure_channel(address, grpc.ssl_channel_credentials(tls_ca))
+    return grpc.insecure_channel(address)
+
+
 def run(bot: Bot, address: str, *, token: str = "", want: str = "", matches: int = 0,
-        retry_s: float = 5.0) -> int:
-    """Play matches at ``address`` until the arena has none left; returns how many ended."""
+        retry_s: float = 5.0, tls: bool = False, tls_ca: bytes | None = None) -> int:
+    """Play matches at ``address`` until the arena has none left; returns how many ended.
+    ``tls`` / ``tls_ca``: connect over TLS (see ``open_channel``)."""
     played = 0
-    with grpc.insecure_channel(address) as channel:
+    with open_channel(address, tls=tls, tls_ca=tls_ca) as channel:
         stub = pb_grpc.ArenaStub(channel)  # type: ignore[no-untyped-call]
         resume = want
         deadline = 0.0

@@ -81,9 +81,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--address", default=os.environ.get("ARENA_ADDRESS", ""))
     ap.add_argument("--token", default=os.environ.get("ARENA_TOKEN", ""))
     ap.add_argument("--name", default=os.environ.get("ARENA_NAME", ""))
+    ap.add_argument("--tls", action="store_true", help="connect over TLS (system CAs)")
+    ap.add_argument("--tls-ca", default=os.environ.get("ARENA_TLS_CA", ""), metavar="PEM",
+                    help="connect over TLS trusting this CA certificate file")
     args = ap.parse_args(argv)
     if not args.address:
         ap.error("no arena address: pass --address HOST:PORT or set ARENA_ADDRESS")
+    tls_ca: bytes | None = None
+    if args.tls_ca:
+        try:
+            tls_ca = Path(args.tls_ca).read_bytes()
+        except OSError as e:
+            ap.error(f"--tls-ca: {args.tls_ca}: {e.strerror or e}")
     try:
         bot = load_bot_class(args.spec)()
     except SpecError as e:
@@ -93,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
         bot.name = args.name
     from sdk.client import run
 
-    run(bot, args.address, token=args.token)
+    run(bot, args.address, token=args.token, tls=args.tls, tls_ca=tls_ca)
     return 0
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import random
 import shutil
 import subprocess
+from functools import partial
 from pathlib import Path
 
 import grpc
@@ -165,27 +166,37 @@ def test_ladder_leaderboard_over_tls(tmp_path: Path) -> None:
                     "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"],
                    check=True, capture_output=True)
     with SqliteStore(tmp_path / "l.sqlite") as store:
-        register(store, "alpha")
+        tok_a = register(store, "alpha")
+        tok_b = register(store, "beta")
     got: dict[str, object] = {}
+    ca = cert.read_bytes()
 
     async def main() -> None:
         store = SqliteStore(tmp_path / "l.sqlite")
         ladder = Ladder(store, FAST)
-        with trio.fail_after(20):
+        with trio.fail_after(40):
             async with trio.open_nursery() as nursery:
                 port: int = await nursery.start(
-                    lambda task_status: ladder.serve(port=0, tls=(key.read_bytes(),
-                                                                  cert.read_bytes()),
+                    lambda task_status: ladder.serve(port=0, tls=(key.read_bytes(), ca),
                                                      task_status=task_status))
-                creds = grpc.ssl_channel_credentials(cert.read_bytes())
-                got["board"] = await trio.to_thread.run_sync(
-                    _leaderboard, f"{HOST}:{port}", creds)
+                address = f"{HOST}:{port}"
+                # a plaintext client cannot talk to a TLS ladder
+                got["plain"] = await trio.to_thread.run_sync(_hello_status, address, tok_a)
+                # SDK bots over TLS play their matches
+                async with trio.open_nursery() as bots:
+                    for bot, tok in ((Greedy(), tok_a), (Sloppy(), tok_b)):
+                        bots.start_soon(trio.to_thread.run_sync, partial(
+                            run_bot, bot, address, token=tok, matches=1, tls_ca=ca))
+                creds = grpc.ssl_channel_credentials(ca)
+                got["board"] = await trio.to_thread.run_sync(_leaderboard, address, creds)
                 nursery.cancel_scope.cancel()
         store.close()
 
     trio.run(main)
+    assert got["plain"] == grpc.StatusCode.UNAVAILABLE
     board = got["board"]
-    assert isinstance(board, list) and [e.bot for e in board] == ["alpha"]
+    assert isinstance(board, list) and sorted(e.bot for e in board) == ["alpha", "beta"]
+    assert all(e.games == 1 for e in board)
 
 
 def test_leaderboard_unimplemented_without_a_ladder() -> None:
