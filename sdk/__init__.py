@@ -48,11 +48,11 @@ __all__ = [
 ]
 
 
-def run(bot: Bot, address: str, *, token: str = "", want: str = "", matches: int = 0,
+def run(bot: Bot, address: str, *, token: str = "", matches: int = 0,
         tls: bool = False, tls_ca: bytes | None = None) -> int:
     """Connect to the arena at ``address`` and play until it has no more matches for this bot
     (or ``matches`` matches, if > 0). Returns the number of matches played. ``tls=True``
     connects over TLS trusting the system's CAs; ``tls_ca`` (PEM bytes) trusts that CA."""
     from sdk.client import run as _run
 
-    return _run(bot, address, token=token, want=want, matches=matches, tls=tls, tls_ca=tls_ca)
+    return _run(bot, address, token=token, matches=matches, tls=tls, tls_ca=tls_ca)

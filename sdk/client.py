@@ -4,7 +4,8 @@ One Play stream per match: Hello, then answer every DecisionRequest with an Acti
 After a match the bot says Hello again for the next one; it stops when the arena ends a
 stream without starting a match (no more matches for it), after ``matches`` matches, or on
 a refusal it cannot fix (bad token, bad protocol version). A dropped connection in the
-middle of a match is retried with ``want`` = the match id, within the arena's grace.
+middle of a match is retried with ``resume`` = the seat's secret resume key from
+MatchStart, within the arena's grace.
 """
 
 from __future__ import annotations
@@ -43,7 +44,8 @@ def _requests(outbox: queue.Queue[pb.BotMessage | None]) -> Iterator[pb.BotMessa
 
 
 def _play_stream(bot: Bot, stub: Any, hello: pb.Hello, seen: list[str]) -> bool:
-    """One stream; True once a MatchEnd arrived. The match id, once known, goes in ``seen``."""
+    """One stream; True once a MatchEnd arrived. The seat's resume key, once known, goes
+    in ``seen``."""
     outbox: queue.Queue[pb.BotMessage | None] = queue.Queue()
     outbox.put(pb.BotMessage(hello=hello))
     runs_only = False
@@ -55,7 +57,7 @@ def _play_stream(bot: Bot, stub: Any, hello: pb.Hello, seen: list[str]) -> bool:
             kind = msg.WhichOneof("kind")
             if kind == "match_start":
                 ms = msg.match_start
-                seen.append(ms.match_id)
+                seen.append(ms.resume_key)
                 try:
                     runs_only = RulesConfig.from_json(ms.rules_json).runs_only
                 except MalformedError:
@@ -111,18 +113,17 @@ def open_channel(address: str, *, tls: bool = False, tls_ca: bytes | None = None
     return grpc.insecure_channel(address)
 
 
-def run(bot: Bot, address: str, *, token: str = "", want: str = "", matches: int = 0,
+def run(bot: Bot, address: str, *, token: str = "", resume: str = "", matches: int = 0,
         retry_s: float = 5.0, tls: bool = False, tls_ca: bytes | None = None) -> int:
     """Play matches at ``address`` until the arena has none left; returns how many ended.
     ``tls`` / ``tls_ca``: connect over TLS (see ``open_channel``)."""
     played = 0
     with open_channel(address, tls=tls, tls_ca=tls_ca) as channel:
         stub = pb_grpc.ArenaStub(channel)  # type: ignore[no-untyped-call]
-        resume = want
         deadline = 0.0
         while matches <= 0 or played < matches:
             hello = pb.Hello(name=bot.name, protocol_version=PROTOCOL_VERSION, token=token,
-                             want=resume)
+                             resume=resume)
             seen: list[str] = [resume] if resume else []
             try:
                 finished = _play_stream(bot, stub, hello, seen)
@@ -131,6 +132,9 @@ def run(bot: Bot, address: str, *, token: str = "", want: str = "", matches: int
                 if code in _FATAL:
                     raise SystemExit(f"[{bot.name}] refused by the arena: {code}: "
                                      f"{e.details() if hasattr(e, 'details') else e}") from None
+                if code == grpc.StatusCode.NOT_FOUND and resume:
+                    resume = ""  # the match ended meanwhile: ask for a new one
+                    continue
                 if seen and not resume:  # dropped mid-match: resume it within the grace
                     resume = seen[-1]
                     deadline = time.monotonic() + retry_s
@@ -143,7 +147,7 @@ def run(bot: Bot, address: str, *, token: str = "", want: str = "", matches: int
                 continue
             if finished:
                 played += 1
-                resume = want
+                resume = ""
                 continue
             if not seen:
                 return played  # the arena closed the stream without a match: none left

@@ -12,6 +12,7 @@ raises for a seat's fault; our own errors end it as ``arena_error`` (void, not r
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Protocol
 
 import structlog
@@ -129,7 +130,13 @@ async def _play(driver: MatchDriver, seats: tuple[Seat, Seat],
                 if not await conn.wait_back(tc.reconnect_grace_ms / 1000):
                     raise _Forfeit(seat, Termination.DISCONNECT,
                                    f"disconnected (reconnect grace {tc.reconnect_grace_ms} ms)")
-                conn.send(request)
+                # the clock ran while the bot was away (dropping must not buy thinking time):
+                # ask again with the time actually left; if none is, the timeout policy acts
+                used_ms = round((trio.current_time() - started) * 1000)
+                if used_ms < tc.decision_ms + bank[seat] + tc.margin_ms:
+                    conn.send(dataclasses.replace(
+                        request, time_left_ms=max(0, tc.decision_ms - used_ms),
+                        bank_left_ms=max(0, bank[seat] - max(0, used_ms - tc.decision_ms))))
                 continue
             if reply.request_id != request.request_id:
                 conn.send(Notice(f"reply to request {reply.request_id} ignored: "

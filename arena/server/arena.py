@@ -5,8 +5,9 @@ with protocol version 1 and, where tokens are required, a known token); then it 
 the lobby until a match takes it as a seat. Matches are run by whoever owns the arena: the
 local player and tournaments ask for a seat by entrant key (``seat_for``); ``serve_open``
 pairs any two waiting bots. A bot that drops mid-match may come back within the grace by
-saying Hello again with ``want`` = the match id and the same token. Protocol errors map to
-status codes in one table (``STATUS``); a game fault is a match result, never a status.
+saying Hello again with ``resume`` = the secret ``resume_key`` its MatchStart gave that
+seat (and the same token, where tokens are required). Protocol errors map to status codes
+in one table (``STATUS``); a game fault is a match result, never a status.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from arena.match.driver import MatchDriver
 from arena.match.messages import (
     DecisionRequest,
     MatchResult,
+    MatchStarted,
     Outgoing,
     Reply,
     Termination,
@@ -65,6 +67,7 @@ STATUS = {
     "bad_hello": grpc.StatusCode.INVALID_ARGUMENT,
     "bad_token": grpc.StatusCode.UNAUTHENTICATED,
     "replaced": grpc.StatusCode.ABORTED,
+    "no_seat": grpc.StatusCode.NOT_FOUND,
     "shutdown": grpc.StatusCode.UNAVAILABLE,
 }
 
@@ -80,7 +83,7 @@ class Entry:
     conn: Connection
     name: str
     token: str
-    want: str
+    resume: str  # a seat's resume key, or empty
     key: str  # the lobby key: the token if any, else the name
     done: trio.Event = field(default_factory=trio.Event)
     seated: bool = False  # taken by a match (which then ends its call)
@@ -100,6 +103,9 @@ class GrpcSeat:
         entry.seated = True
         self.name = entry.name
         self.runs_only = runs_only
+        self.resume_key = secrets.token_urlsafe(18)  # told to this seat's bot only
+        self.match_id = ""
+        self.seat = -1
         self._last_request = 0
         self._back = trio.Event()
         self._lost: Entry | None = None  # the session a receive() last found gone
@@ -108,6 +114,11 @@ class GrpcSeat:
     def send(self, message: Outgoing) -> None:
         if is_move_event(message):
             self._events.append(event_to_pb(message))  # type: ignore[arg-type]
+            return
+        if isinstance(message, MatchStarted):
+            start = server_message(message)
+            start.match_start.resume_key = self.resume_key
+            self._push(start)
             return
         if isinstance(message, DecisionRequest):
             self._last_request = message.request_id
@@ -191,7 +202,7 @@ class Arena:
         self.replay_dir = replay_dir
         self._waiting: dict[str, list[Entry]] = {}
         self._arrived = trio.Condition()
-        self._reconnect: dict[tuple[str, str], GrpcSeat] = {}
+        self._reconnect: dict[str, GrpcSeat] = {}  # resume key -> seat of a running match
         self.closed = False
         self.results: list[MatchResult] = []
         self.on_result: Callable[[MatchResult, MatchDriver], None] | None = None
@@ -209,9 +220,14 @@ class Arena:
         if entry is None:
             return
         bound = log.bind(bot=entry.name, peer=conn.peer)
-        seat = self._reconnect.get((entry.want, entry.key)) if entry.want else None
-        if seat is not None:
-            bound.info("reconnected", match_id=entry.want)
+        if entry.resume:
+            seat = self._reconnect.get(entry.resume)
+            if seat is None or seat.entry.key != entry.key:
+                bound.info("session_refused", status=STATUS["no_seat"].name)
+                conn.abort(STATUS["no_seat"], "no seat to resume with this key (its match "
+                           "may have ended); say Hello without resume for a new match")
+                return
+            bound.info("reconnected", match_id=seat.match_id, seat=seat.seat)
             seat.attach(entry)
         else:
             if self.closed:
@@ -259,7 +275,7 @@ class Arena:
                     raise ProtocolError(STATUS["bad_token"], "unknown or missing token")
                 name = expected
             key = hello.token or name
-            return Entry(conn, name, hello.token, hello.want, key)
+            return Entry(conn, name, hello.token, hello.resume, key)
         raise ProtocolError(STATUS["hello_timeout"],
                             f"no Hello within {round(self.hello_timeout_s * 1000)} ms")
 
@@ -362,8 +378,9 @@ class Arena:
                          ) -> MatchResult:
         """Play a match between two seated sessions. On cancellation (shutdown) the match
         ends ``shutdown``, is recorded, and both calls end UNAVAILABLE."""
-        for seat in seats:
-            self._reconnect[(driver.match_id, seat.entry.key)] = seat
+        for i, seat in enumerate(seats):
+            seat.match_id, seat.seat = driver.match_id, i
+            self._reconnect[seat.resume_key] = seat
         try:
             result = await run_match(driver, seats)
         except trio.Cancelled:
@@ -375,7 +392,7 @@ class Arena:
             raise
         finally:
             for seat in seats:
-                self._reconnect.pop((driver.match_id, seat.entry.key), None)
+                self._reconnect.pop(seat.resume_key, None)
         for seat in seats:
             seat.finish()
         self._done(driver, result)

@@ -2,7 +2,7 @@
 
 The server runs in trio (the test's ``trio.run``); each client is a grpc.aio coroutine run
 by ``asyncio.run`` in a worker thread, with its own gRPC deadline so nothing can hang.
-The handler is a tiny echo-like session driven by the real protocol messages: ``Hello.want``
+The handler is a tiny echo-like session driven by the real protocol messages: ``Hello.resume``
 picks its behaviour.
 """
 
@@ -59,7 +59,7 @@ class Sessions:
 def make_handler(state: Sessions) -> Callable[[Connection], Awaitable[None]]:
     """An echo-like session.
 
-    Hello(want=...) picks the behaviour: "" answers MatchStart, then each ActionReply with
+    Hello(resume=...) picks the behaviour: "" answers MatchStart, then each ActionReply with
     a DecisionRequest whose request_id is one more, and closes on EOF; "raise" crashes after
     MatchStart ("raise_in_nursery": in a child task); "timeout" sends MatchEnd then aborts
     DEADLINE_EXCEEDED; "wait" sends MatchStart and then never reads again.
@@ -73,7 +73,7 @@ def make_handler(state: Sessions) -> Callable[[Connection], Awaitable[None]]:
                 conn.close()
                 return
             assert hello.WhichOneof("kind") == "hello"
-            want = hello.hello.want
+            want = hello.hello.resume
             conn.send(
                 pb.ServerMessage(
                     match_start=pb.MatchStart(
@@ -152,7 +152,7 @@ async def in_client_thread(coro_fn: Callable[[], Coroutine[Any, Any, T]]) -> T:
 
 
 def hello(want: str = "", name: str = "bot") -> pb.BotMessage:
-    return pb.BotMessage(hello=pb.Hello(name=name, protocol_version=PROTOCOL_VERSION, want=want))
+    return pb.BotMessage(hello=pb.Hello(name=name, protocol_version=PROTOCOL_VERSION, resume=want))
 
 
 def reply(request_id: int) -> pb.BotMessage:

@@ -208,10 +208,10 @@ CANCEL = "cancel"  # a react function returns this to cancel the call (the bot "
 React = Callable[[Raw, pb.ServerMessage], "str | None"]
 
 
-def hello(name: str, *, token: str = "", want: str = "",
+def hello(name: str, *, token: str = "", resume: str = "",
           version: int = PROTOCOL_VERSION) -> pb.BotMessage:
     return pb.BotMessage(hello=pb.Hello(name=name, protocol_version=version, token=token,
-                                        want=want))
+                                        resume=resume))
 
 
 def _outgoing(outbox: queue.SimpleQueue[pb.BotMessage | None]) -> Iterator[pb.BotMessage]:
@@ -563,17 +563,18 @@ RECON_TOKENS = {"tok-recon": "recon", "tok-opp": "sdk-opp"}
 def reconnecting_client(port: int, drops: int, streams: list[Stream]
                         ) -> Callable[[], Awaitable[Stream]]:
     """Plays greedy; drops its stream at its 3rd request ``drops`` times, each time coming
-    back with Hello(want=match id, same token). Every stream it used goes in ``streams``."""
+    back with Hello(resume=its seat's resume key, same token). Every stream it used goes in
+    ``streams``."""
 
     def client() -> Stream:
         with channel_to(port) as channel:
             streams.append(raw_call(channel, hello("recon", token="tok-recon"),
                                     crash_after(3)))
-            match_id = streams[0].match_start.match_id
+            key = streams[0].match_start.resume_key
             for n in range(drops):
                 react = crash_after(3) if n < drops - 1 else greedy_react()
                 streams.append(raw_call(
-                    channel, hello("recon", token="tok-recon", want=match_id), react))
+                    channel, hello("recon", token="tok-recon", resume=key), react))
         return streams[-1]
 
     return lambda: in_thread(client)
@@ -629,9 +630,9 @@ def test_resuming_on_a_new_stream_before_the_old_one_ends_takes_over() -> None:
                     if kind == "request":
                         raw.answered += 1
                         if raw.answered == 3:  # its link "looks dead": resume on a new stream
-                            want = raw.stream.match_start.match_id
+                            key = raw.stream.match_start.resume_key
                             seen["new"] = raw_call(channel, hello("recon", token="tok-recon",
-                                                                  want=want), greedy_react())
+                                                                  resume=key), greedy_react())
                             return None
                         raw.play_greedy()
                     elif kind == "rejected":
@@ -663,10 +664,10 @@ def test_reconnect_with_another_token_does_not_take_the_seat() -> None:
         def client() -> Stream:
             with channel_to(port) as channel:
                 first = raw_call(channel, hello("recon", token="tok-recon"), crash_after(3))
-                match_id = first.match_start.match_id
-                # another entrant's token and the match id; it waits past the grace
+                key = first.match_start.resume_key
+                # another entrant's token, even with the seat's resume key: refused at once
                 seen["thief"] = raw_call(
-                    channel, hello("thief", token="tok-thief", want=match_id), greedy_react(),
+                    channel, hello("thief", token="tok-thief", resume=key), greedy_react(),
                     timeout=1.5)
                 return first
 
@@ -678,7 +679,47 @@ def test_reconnect_with_another_token_does_not_take_the_seat() -> None:
     assert_forfeit(result, 0, Termination.DISCONNECT)
     thief: Stream = seen["thief"]
     assert thief.messages == []  # it never saw the match
-    assert thief.code == grpc.StatusCode.DEADLINE_EXCEEDED  # its own deadline
+    assert thief.code == grpc.StatusCode.NOT_FOUND
+
+
+def test_a_bot_cannot_take_a_seat_by_its_name_and_match_id() -> None:
+    """Without tokens a seat is resumed by its secret resume key only: another client that
+    says the victim's name and guesses the match id (or any key) is refused, sees nothing,
+    and the victim's match plays on."""
+    tc = TimeControl(decision_ms=2000, reconnect_grace_ms=1000)
+    seen: dict[str, Any] = {}
+
+    async def body(arena: Arena, port: int) -> None:
+        def client() -> Stream:
+            with channel_to(port) as channel:
+                def react(raw: Raw, message: pb.ServerMessage) -> str | None:
+                    if message.WhichOneof("kind") in ("request", "rejected"):
+                        raw.answered += 1
+                        if raw.answered == 3:
+                            match_id = raw.stream.match_start.match_id
+                            seen["attempts"] = [
+                                raw_call(channel, hello("victim", resume=guess), greedy_react(),
+                                         timeout=5)
+                                for guess in (match_id, "m00001", "x" * 24)]
+                        raw.play_greedy()
+                    return None
+
+                return raw_call(channel, hello("victim"), react)
+
+        seen["out"] = await play_against_sdk(arena, port, lambda: in_thread(client), tc,
+                                             raw_key="victim")
+
+    run_with_good_match(body)
+    result, victim, _ = seen["out"]
+    assert result.termination == Termination.COMPLETED, result
+    assert victim is not None and victim.code == grpc.StatusCode.OK
+    assert victim.match_end.reason == "completed"
+    attempts: list[Stream] = seen["attempts"]
+    assert len(attempts) == 3
+    for attempt in attempts:
+        assert attempt.messages == []
+        assert attempt.code == grpc.StatusCode.NOT_FOUND
+    assert result.stats[0].timeouts == 0
 
 
 # ------------------------------------------------------------------------------ refusals

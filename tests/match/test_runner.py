@@ -338,7 +338,10 @@ def test_a_seat_that_comes_back_in_time_gets_the_pending_request_again() -> None
     seat = ScriptedSeat("back", lambda n, r: Answer(leave=n == 3), back_after_s=0.1)
     result = play(tc, seat, ScriptedSeat("good"))
     assert result.termination == Termination.COMPLETED
-    assert seat.requests[3].request_id == seat.requests[2].request_id  # asked again
+    again, before = seat.requests[3], seat.requests[2]
+    assert again.request_id == before.request_id  # asked again, with the time left
+    assert again.view == before.view
+    assert (before.time_left_ms, again.time_left_ms) == (500, 400)
     # away 100 ms of a 500 ms decision: the clock ran on, but the answer was in time
     assert result.stats[0].timeouts == 0
 
@@ -349,6 +352,27 @@ def test_the_decision_clock_runs_while_a_seat_is_away() -> None:
     result = play(tc, seat, ScriptedSeat("good"))
     assert result.stats[0].timeouts == 1  # back after 800 ms: the decision was defaulted
     assert result.termination == Termination.COMPLETED
+    # the expired request was not sent again: the next one says the last was defaulted
+    assert seat.requests[3].request_id != seat.requests[2].request_id
+    assert seat.requests[3].previous_defaulted
+
+
+def test_with_a_bank_time_away_comes_off_the_bank() -> None:
+    tc = TimeControl(decision_ms=500, bank_ms=1000, margin_ms=0, reconnect_grace_ms=5000)
+    seat = ScriptedSeat("away", lambda n, r: Answer(leave=n == 3), back_after_s=0.8)
+    result = play(tc, seat, ScriptedSeat("good"))
+    again = seat.requests[3]
+    assert again.request_id == seat.requests[2].request_id
+    assert (again.time_left_ms, again.bank_left_ms) == (0, 700)
+    assert seat.requests[4].bank_left_ms == 700  # its answer came at once: 300 ms over
+    assert result.stats[0].timeouts == 0 and result.termination == Termination.COMPLETED
+
+
+def test_with_a_bank_an_absence_longer_than_the_bank_forfeits() -> None:
+    tc = TimeControl(decision_ms=500, bank_ms=1000, margin_ms=0, reconnect_grace_ms=5000)
+    seat = ScriptedSeat("away", lambda n, r: Answer(leave=n == 3), back_after_s=2.0)
+    assert_forfeit(play(tc, seat, ScriptedSeat("good")), 0, Termination.FORFEIT_TIMEOUT)
+    assert len(seat.requests) == 3  # never asked again: its time had run out
 
 
 def test_zero_grace_forfeits_at_once() -> None:

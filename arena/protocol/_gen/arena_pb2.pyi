@@ -35,16 +35,16 @@ class BotMessage(_message.Message):
     def __init__(self, hello: _Optional[_Union[Hello, _Mapping]] = ..., action: _Optional[_Union[ActionReply, _Mapping]] = ...) -> None: ...
 
 class Hello(_message.Message):
-    __slots__ = ("name", "protocol_version", "token", "want")
+    __slots__ = ("name", "protocol_version", "token", "resume")
     NAME_FIELD_NUMBER: _ClassVar[int]
     PROTOCOL_VERSION_FIELD_NUMBER: _ClassVar[int]
     TOKEN_FIELD_NUMBER: _ClassVar[int]
-    WANT_FIELD_NUMBER: _ClassVar[int]
+    RESUME_FIELD_NUMBER: _ClassVar[int]
     name: str
     protocol_version: int
     token: str
-    want: str
-    def __init__(self, name: _Optional[str] = ..., protocol_version: _Optional[int] = ..., token: _Optional[str] = ..., want: _Optional[str] = ...) -> None: ...
+    resume: str
+    def __init__(self, name: _Optional[str] = ..., protocol_version: _Optional[int] = ..., token: _Optional[str] = ..., resume: _Optional[str] = ...) -> None: ...
 
 class ActionReply(_message.Message):
     __slots__ = ("request_id", "action")
@@ -154,7 +154,7 @@ class TimeControl(_message.Message):
     def __init__(self, hello_timeout_ms: _Optional[int] = ..., decision_ms: _Optional[int] = ..., bank_ms: _Optional[int] = ..., margin_ms: _Optional[int] = ..., max_strikes: _Optional[int] = ..., max_rejections: _Optional[int] = ...) -> None: ...
 
 class MatchStart(_message.Message):
-    __slots__ = ("match_id", "seat", "rules_preset", "rules_json", "time_control", "opponent_name", "protocol_version")
+    __slots__ = ("match_id", "seat", "rules_preset", "rules_json", "time_control", "opponent_name", "protocol_version", "resume_key")
     MATCH_ID_FIELD_NUMBER: _ClassVar[int]
     SEAT_FIELD_NUMBER: _ClassVar[int]
     RULES_PRESET_FIELD_NUMBER: _ClassVar[int]
@@ -162,6 +162,7 @@ class MatchStart(_message.Message):
     TIME_CONTROL_FIELD_NUMBER: _ClassVar[int]
     OPPONENT_NAME_FIELD_NUMBER: _ClassVar[int]
     PROTOCOL_VERSION_FIELD_NUMBER: _ClassVar[int]
+    RESUME_KEY_FIELD_NUMBER: _ClassVar[int]
     match_id: str
     seat: int
     rules_preset: str
@@ -169,7 +170,8 @@ class MatchStart(_message.Message):
     time_control: TimeControl
     opponent_name: str
     protocol_version: int
-    def __init__(self, match_id: _Optional[str] = ..., seat: _Optional[int] = ..., rules_preset: _Optional[str] = ..., rules_json: _Optional[str] = ..., time_control: _Optional[_Union[TimeControl, _Mapping]] = ..., opponent_name: _Optional[str] = ..., protocol_version: _Optional[int] = ...) -> None: ...
+    resume_key: str
+    def __init__(self, match_id: _Optional[str] = ..., seat: _Optional[int] = ..., rules_preset: _Optional[str] = ..., rules_json: _Optional[str] = ..., time_control: _Optional[_Union[TimeControl, _Mapping]] = ..., opponent_name: _Optional[str] = ..., protocol_version: _Optional[int] = ..., resume_key: _Optional[str] = ...) -> None: ...
 
 class PublicAction(_message.Message):
     __slots__ = ("seat", "action", "card")
