@@ -307,7 +307,9 @@ def _cmd_play(args: argparse.Namespace) -> int:
         raise UsageError(f"--concurrency must be >= 0, not {args.concurrency}")
     if len(args.bots) < 2:
         raise UsageError("play needs at least two bots")
-    seed = args.seed or __import__("secrets").token_hex(4)
+    from arena.match.driver import new_seed
+
+    seed = args.seed or new_seed()
     opts = PlayOptions(
         specs=args.bots, games=args.games, rules=_rules(args.rules, args.set),
         time_control=_time_control(args), concurrency=args.concurrency, seed=seed,

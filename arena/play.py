@@ -18,18 +18,18 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from functools import partial
 from pathlib import Path
-from typing import IO, Any
 
 import structlog
 import trio
 
-from arena.match.driver import MatchDriver
+from arena.match.driver import MatchDriver, new_seed
 from arena.match.local import play_local
 from arena.match.messages import MatchResult, Termination, TimeControl
+from arena.processes import BotPool, BotProcess, check_spec, play_seated
 from arena.rules import RulesConfig
 from arena.server.arena import Arena, start_arena, write_replay
+from arena.tournament.formats import deal_seed
 from sdk.launch import SAMPLE_BOTS, SpecError, is_python_spec, load_bot_class
 
 log = structlog.get_logger("arena.play")
@@ -52,8 +52,7 @@ def make_entrants(specs: Sequence[str]) -> list[Entrant]:
     out: list[Entrant] = []
     seen: dict[str, int] = {}
     for spec in specs:
-        if not spec.strip():
-            raise SpecError("an empty bot spec")
+        check_spec(spec)
         if is_python_spec(spec):
             cls = load_bot_class(spec)  # fail early, with the reason
             base = spec if spec in SAMPLE_BOTS else getattr(cls, "name", "") or cls.__name__
@@ -75,14 +74,13 @@ class MatchSpec:
 
 
 def schedule(pairs: Sequence[tuple[int, int]], games: int, seed: str) -> list[MatchSpec]:
-    """``games`` matches per pair; each deal seed is used twice with the seats swapped."""
+    """``games`` matches per pair; each deal is played twice with the seats swapped, and
+    every pair gets the same deals (as in tournaments: ``deal_seed``)."""
     out = []
     for a, b in pairs:
         for g in range(games):
-            deal = g // 2
             seats = (a, b) if g % 2 == 0 else (b, a)
-            out.append(MatchSpec(f"{a}v{b}-{g:04d}", seats, f"{seed}:{min(a, b)}-{max(a, b)}:"
-                                 f"{deal}"))
+            out.append(MatchSpec(f"{a}v{b}-{g:04d}", seats, deal_seed(seed, g // 2)))
     return out
 
 
@@ -223,43 +221,32 @@ def play_in_process(opts: PlayOptions, entrants: list[Entrant], specs: list[Matc
     return out
 
 
-def _bot_command(entrant: Entrant, address: str) -> list[str]:
-    if entrant.is_python:
-        return [sys.executable, "-m", "sdk.launch", entrant.spec, "--address", address,
-                "--token", entrant.token, "--name", entrant.name]
-    return shlex.split(entrant.spec)
-
-
 async def play_networked(opts: PlayOptions, entrants: list[Entrant], specs: list[MatchSpec]
                          ) -> list[tuple[MatchSpec, MatchResult]]:
-    """Run ``specs`` on an embedded arena with every bot in its own process."""
-    arena = Arena(replay_dir=opts.replay_dir, hello_timeout_s=opts.show_up_s)
+    """Run ``specs`` on an embedded arena with every bot in its own processes (as many per
+    bot as its matches can run at once; a process that exits is restarted a few times,
+    then that bot's remaining matches are forfeited at once)."""
+    tc = opts.time_control
+    arena = Arena(replay_dir=opts.replay_dir, hello_timeout_s=tc.hello_timeout_ms / 1000)
     concurrency = opts.concurrency or default_concurrency()
     per_bot = min(concurrency, len(specs))
     out: list[tuple[MatchSpec, MatchResult]] = []
-    logs_dir = (opts.replay_dir or Path(".")) / "bot-logs" if opts.replay_dir else None
+    logs_dir = opts.replay_dir / "bot-logs" if opts.replay_dir is not None else None
     tick, close = _progress(len(specs), opts.progress)
-    env_base = dict(os.environ)
-    env_base["PYTHONPATH"] = os.pathsep.join(
-        p for p in (str(ROOT), env_base.get("PYTHONPATH", "")) if p)
-    files: list[IO[Any]] = []
     try:
         async with trio.open_nursery() as nursery:
             port = await start_arena(nursery, arena)
             address = f"127.0.0.1:{port}"
+            pools: list[BotPool] = []
+            for e in entrants:
+                pools.append(BotPool([
+                    BotProcess(e.name, i, secrets.token_hex(16), e.spec, address,
+                               logs_dir / f"{e.name}-{i}.log" if logs_dir is not None else None)
+                    for i in range(per_bot)]))
             async with trio.open_nursery() as bots:
-                for e in entrants:
-                    env = dict(env_base, ARENA_ADDRESS=address, ARENA_TOKEN=e.token,
-                               ARENA_NAME=e.name)
-                    for i in range(per_bot):
-                        sink: Any = None
-                        if logs_dir is not None:
-                            logs_dir.mkdir(parents=True, exist_ok=True)
-                            sink = (logs_dir / f"{e.name}-{i}.log").open("wb")
-                            files.append(sink)
-                        bots.start_soon(partial(
-                            trio.run_process, _bot_command(e, address), env=env,
-                            stdout=sink, stderr=sink, check=False))
+                for pool in pools:
+                    for process in pool.all:
+                        bots.start_soon(process.supervise, arena)
                 send, receive = trio.open_memory_channel[MatchSpec](math.inf)
                 for spec in specs:
                     send.send_nowait(spec)
@@ -270,9 +257,9 @@ async def play_networked(opts: PlayOptions, entrants: list[Entrant], specs: list
                         a, b = spec.seats
                         driver = MatchDriver(spec.match_id, opts.rules,
                                              (entrants[a].name, entrants[b].name),
-                                             seed=spec.seed, time_control=opts.time_control)
-                        result = await arena.play(driver, (entrants[a].token, entrants[b].token),
-                                                  show_up_s=opts.show_up_s)
+                                             seed=spec.seed, time_control=tc)
+                        result = await play_seated(arena, driver, (pools[a], pools[b]),
+                                                   opts.show_up_s)
                         out.append((spec, result))
                         tick()
 
@@ -287,8 +274,6 @@ async def play_networked(opts: PlayOptions, entrants: list[Entrant], specs: list
             nursery.cancel_scope.cancel()
     finally:
         close()
-        for f in files:
-            f.close()
     out.sort(key=lambda item: item[0].match_id)
     return out
 
@@ -296,7 +281,7 @@ async def play_networked(opts: PlayOptions, entrants: list[Entrant], specs: list
 def run_play(opts: PlayOptions) -> tuple[list[Tally], list[tuple[MatchSpec, MatchResult]], float]:
     """Play and tally; returns (tallies, results, seconds)."""
     entrants = make_entrants(opts.specs)
-    seed = opts.seed or secrets.token_hex(4)
+    seed = opts.seed or new_seed()
     pairs = [(i, j) for i in range(len(entrants)) for j in range(i + 1, len(entrants))]
     specs = schedule(pairs, opts.games, seed)
     if opts.in_process:

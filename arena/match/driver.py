@@ -9,7 +9,10 @@ the rules' one function. ``record`` is the replay: deck orders, every action, re
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import random
+import secrets
 from dataclasses import dataclass
 from typing import Any
 
@@ -48,6 +51,17 @@ from arena.rules import (
 )
 
 RECORD_VERSION = 1
+
+
+def new_seed() -> str:
+    """A fresh run seed: 128 random bits, so no bot can guess it from the cards it sees."""
+    return secrets.token_hex(16)
+
+
+def derive_seed(secret: str, label: str) -> str:
+    """The seed of one deal or match of a run: a keyed hash of the run's seed, so a match
+    record (which holds its own seed and decks) reveals no other match's cards."""
+    return hmac.new(secret.encode(), label.encode(), hashlib.sha256).hexdigest()[:32]
 
 
 @dataclass(frozen=True, slots=True)
@@ -283,4 +297,5 @@ def _tc_dict(tc: TimeControl) -> dict[str, Any]:
     return {name: getattr(tc, name) for name in tc.__slots__}
 
 
-__all__ = ["Deal", "MatchDriver", "RuleError", "SeededDecks", "default_action"]
+__all__ = ["Deal", "MatchDriver", "RuleError", "SeededDecks", "default_action", "derive_seed",
+           "new_seed"]

@@ -25,7 +25,7 @@ import grpc
 import structlog
 import trio
 
-from arena.match.driver import MatchDriver
+from arena.match.driver import MatchDriver, derive_seed, new_seed
 from arena.match.messages import (
     DecisionRequest,
     MatchResult,
@@ -423,11 +423,12 @@ class Arena:
     async def serve_open(self, rules: RulesConfig, time_control: TimeControl,
                          seed: int | str | None = None) -> None:
         """Pair waiting bots two by two and play matches forever (``arena serve``)."""
-        base = seed if seed is not None else secrets.token_hex(4)
+        base = str(seed) if seed is not None else new_seed()
         async with trio.open_nursery() as nursery:
             for n in itertools.count(1):
                 a, b = await self.any_two(rules.runs_only)
-                driver = MatchDriver(f"m{n:05d}", rules, (a.name, b.name), seed=f"{base}:{n}",
+                driver = MatchDriver(f"m{n:05d}", rules, (a.name, b.name),
+                                     seed=derive_seed(base, f"match:{n}"),
                                      first_dealer=n % 2, time_control=time_control)
                 nursery.start_soon(self._run_guarded, driver, (a, b))
 

@@ -17,6 +17,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
+from arena.match.driver import derive_seed
 from arena.tournament.config import Format, TournamentConfig
 
 
@@ -42,7 +43,10 @@ def match_id(config_hash: str, pair: tuple[str, str], deal: int, order: int) -> 
 
 
 def deal_seed(seed: str, deal: int) -> str:
-    return f"{seed}:deal:{deal}"
+    """The seed of deal ``deal``: a keyed hash of the run's seed, so a match record (which
+    holds its deal's seed and decks) reveals no other deal, and no bot can work back from
+    the cards it sees to the run's seed."""
+    return derive_seed(seed, f"deal:{deal}")
 
 
 def canonical(a: str, b: str) -> tuple[str, str]:

@@ -33,7 +33,7 @@ import grpc
 import structlog
 import trio
 
-from arena.match.driver import MatchDriver
+from arena.match.driver import MatchDriver, derive_seed, new_seed
 from arena.match.messages import MatchResult, Termination, TimeControl
 from arena.protocol import pb
 from arena.rules import RulesConfig
@@ -70,7 +70,7 @@ def register(store: Store, name: str, token: str | None = None) -> str:
     if not NAME_RE.match(name):
         raise RegistrationError(f"bot name {name!r}: use letters, digits and _.+- "
                                 "(at most 64)")
-    token = token if token is not None else secrets.token_urlsafe(24)
+    token = token if token is not None else secrets.token_hex(24)  # never starts with "-"
     if len(token) < MIN_TOKEN:
         raise RegistrationError(f"a token needs at least {MIN_TOKEN} characters")
     try:
@@ -169,7 +169,7 @@ class Ladder:
             saved = store.scope_config(SCOPE)
             seed = opts.seed or str(saved.get("seed", ""))
         else:
-            seed = opts.seed or secrets.token_hex(8)
+            seed = opts.seed or new_seed()
             store.open_scope(SCOPE, "ladder", "ladder", json.dumps({
                 "format": "ladder", "seed": seed, "rules": opts.rules.to_dict()}))
         self.seed = seed
@@ -234,7 +234,7 @@ class Ladder:
         self._meetings[pair] = k + 1
         deal, order = divmod(k, 2)
         return MatchSpec(f"{SCOPE}:{pair[0]}:{pair[1]}:{k}", pair, deal, order,
-                         f"{self.seed}:{pair[0]}:{pair[1]}:{deal}")
+                         derive_seed(self.seed, f"{pair[0]}:{pair[1]}:{deal}"))
 
     async def _play(self, seats: tuple[GrpcSeat, GrpcSeat]) -> None:
         spec = self._next_match(seats[0].name, seats[1].name)

@@ -24,8 +24,6 @@ import json
 import multiprocessing
 import os
 import secrets
-import shlex
-import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -33,13 +31,14 @@ from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import structlog
 import trio
 
 from arena.match.driver import MatchDriver
 from arena.match.messages import MatchResult, Termination
+from arena.processes import BotPool, BotProcess, check_spec, play_seated
 from arena.server.arena import Arena, start_arena, write_replay
 from arena.tournament.config import ConfigError, Format, Mode, TournamentConfig
 from arena.tournament.formats import MatchSpec, SprtTracker, SprtVerdict, tournament_schedule
@@ -49,7 +48,6 @@ from arena.tournament.store import SqliteStore, Store, is_void
 
 log = structlog.get_logger("arena.tournament")
 ROOT = Path(__file__).resolve().parents[2]
-MAX_RESTARTS = 3  # per bot process slot, before its bot's matches are forfeited
 
 
 class RunError(Exception):
@@ -217,7 +215,7 @@ def _first(e: BaseException) -> BaseException:
 
 
 def _check_specs(cfg: TournamentConfig) -> None:
-    from sdk.launch import SpecError, is_python_spec, load_bot_class
+    from sdk.launch import SpecError, is_python_spec
 
     for b in cfg.bots:
         if b.is_remote:
@@ -225,11 +223,10 @@ def _check_specs(cfg: TournamentConfig) -> None:
         if cfg.mode is Mode.IN_PROCESS and not is_python_spec(b.spec):
             raise ConfigError(f"bot {b.name!r}: mode in_process runs Python bots only, not "
                               f"{b.spec!r}")
-        if is_python_spec(b.spec):
-            try:
-                load_bot_class(b.spec)
-            except SpecError as e:
-                raise ConfigError(f"bot {b.name!r}: {e}") from None
+        try:
+            check_spec(b.spec)
+        except SpecError as e:
+            raise ConfigError(f"bot {b.name!r}: {e}") from None
 
 
 # ---------------------------------------------------------------- in process
@@ -275,92 +272,10 @@ async def _play_in_process(run: _Run) -> None:
 # ---------------------------------------------------------------- over gRPC
 
 
-def bot_command(spec: str, address: str, token: str, name: str) -> list[str]:
-    """How a bot with ``spec`` is launched to connect to ``address``."""
-    from sdk.launch import is_python_spec
-
-    if is_python_spec(spec):
-        return [sys.executable, "-m", "sdk.launch", spec, "--address", address,
-                "--token", token, "--name", name]
-    return shlex.split(spec)
-
-
-class _Slot:
-    """One process of a launched bot, with its own token (so the arena seats exactly it)."""
-
-    def __init__(self, bot: str, index: int, token: str, cmd: list[str], env: dict[str, str],
-                 sink: Any) -> None:
-        self.bot, self.index, self.token = bot, index, token
-        self.cmd, self.env, self.sink = cmd, env, sink
-        self.is_dead = False  # exited too often: its matches are forfeited at once
-        self._proc: trio.Process | None = None
-        self._killed = False
-
-    async def supervise(self, arena: Arena) -> None:
-        """Keep the process running until the lobby closes; restart it when it exits
-        (at most MAX_RESTARTS times in a row unless we killed it). Cancellation kills it."""
-        restarts = 0
-        while not arena.closed:
-            started = time.monotonic()
-            self._killed = False
-            proc = self._proc = await trio.lowlevel.open_process(
-                self.cmd, env=self.env, stdout=self.sink, stderr=self.sink)
-            try:
-                await proc.wait()
-            finally:
-                if proc.returncode is None:
-                    proc.kill()
-                    with trio.CancelScope(shield=True):
-                        await proc.wait()
-            if arena.closed:
-                return
-            if self._killed or time.monotonic() - started > 60:
-                restarts = 0  # we stopped it, or it ran for a while: a fresh budget
-            else:
-                restarts += 1
-                log.info("bot_exited", bot=self.bot, slot=self.index,
-                         returncode=proc.returncode, restarts=restarts)
-            if restarts > MAX_RESTARTS:
-                log.warning("bot_slot_dead", bot=self.bot, slot=self.index)
-                self.is_dead = True
-                return
-            await trio.sleep(min(0.25 * 2 ** restarts, 5.0) if restarts else 0)
-
-    def restart(self) -> None:
-        """Kill the process (it is stuck); the supervisor starts a fresh one."""
-        if self._proc is not None and self._proc.returncode is None:
-            self._killed = True
-            self._proc.kill()
-
-
-class _Slots:
-    """The processes of one launched bot; a match takes a free one and gives it back."""
-
-    def __init__(self, slots: list[_Slot]) -> None:
-        self.all = slots
-        self.free = list(slots)
-
-    def take(self) -> _Slot | None:
-        """A free slot (a live one if any); None if every process of the bot is dead.
-        There are as many slots as matches of this bot can run at once, so one is free."""
-        if all(s.is_dead for s in self.all):
-            return None
-        live = [s for s in self.free if not s.is_dead]
-        slot = (live or self.free)[0]
-        self.free.remove(slot)
-        return slot
-
-    def give_back(self, slot: _Slot) -> None:
-        self.free.append(slot)
-
-
 async def _play_networked(run: _Run) -> None:
     cfg = run.cfg
     tc = cfg.time_control
     workers = min(cfg.workers, run.pending)
-    env_base = dict(os.environ)
-    env_base["PYTHONPATH"] = os.pathsep.join(
-        p for p in (str(ROOT), env_base.get("PYTHONPATH", "")) if p)
     tokens: dict[str, str] = {}  # token -> bot name
     remote: dict[str, str] = {}  # bot name -> its token
     for b in cfg.bots:
@@ -368,90 +283,49 @@ async def _play_networked(run: _Run) -> None:
             tokens[b.token] = b.name
             remote[b.name] = b.token
     arena = Arena(tokens=tokens, hello_timeout_s=tc.hello_timeout_ms / 1000)
-    files: list[IO[Any]] = []
     logs_dir = cfg.replays / "bot-logs" if cfg.replays is not None else None
-    try:
-        async with trio.open_nursery() as root:
-            port = await start_arena(root, arena, host=cfg.host, port=cfg.port)
-            address = f"{cfg.host}:{port}"
-            log.info("tournament_arena", address=address, scope=run.scope)
-            launched: dict[str, _Slots] = {}
-            for b in cfg.bots:
-                if b.is_remote:
-                    continue
-                slots = []
-                for i in range(workers):
-                    token = secrets.token_hex(16)
-                    tokens[token] = b.name
-                    sink: Any = subprocess.DEVNULL
-                    if logs_dir is not None:
-                        logs_dir.mkdir(parents=True, exist_ok=True)
-                        sink = (logs_dir / f"{b.name}-{i}.log").open("ab")
-                        files.append(sink)
-                    env = dict(env_base, ARENA_ADDRESS=address, ARENA_TOKEN=token,
-                               ARENA_NAME=b.name)
-                    slots.append(_Slot(b.name, i, token, bot_command(b.spec, address, token,
-                                                                     b.name), env, sink))
-                launched[b.name] = _Slots(slots)
-            async with trio.open_nursery() as bots:
-                for group in launched.values():
-                    for slot in group.all:
-                        bots.start_soon(slot.supervise, arena)
+    async with trio.open_nursery() as root:
+        port = await start_arena(root, arena, host=cfg.host, port=cfg.port)
+        address = f"{cfg.host}:{port}"
+        log.info("tournament_arena", address=address, scope=run.scope)
+        seats: dict[str, BotPool | str] = dict(remote)
+        for b in cfg.bots:
+            if b.is_remote:
+                continue
+            processes = []
+            for i in range(workers):
+                token = secrets.token_hex(16)
+                tokens[token] = b.name
+                log_path = logs_dir / f"{b.name}-{i}.log" if logs_dir is not None else None
+                processes.append(BotProcess(b.name, i, token, b.spec, address, log_path))
+            seats[b.name] = BotPool(processes)
+        async with trio.open_nursery() as bots:
+            for pool in seats.values():
+                if isinstance(pool, BotPool):
+                    for process in pool.all:
+                        bots.start_soon(process.supervise, arena)
 
-                async def play(spec: MatchSpec) -> tuple[MatchResult, MatchDriver]:
+            async def worker(scope: trio.CancelScope) -> None:
+                while (spec := run.next()) is not None:
                     driver = MatchDriver(spec.match_id, cfg.rules, spec.seats, seed=spec.seed,
                                          time_control=tc,
                                          meta={"deal": spec.deal, "seat_order": spec.order})
-                    taken: list[_Slot | None] = [None, None]
-                    keys: list[str] = ["", ""]
-                    for seat, bot in enumerate(spec.seats):
-                        if bot in remote:
-                            keys[seat] = remote[bot]
-                        else:
-                            slot = taken[seat] = launched[bot].take()
-                            keys[seat] = slot.token if slot is not None else ""
-                    try:
-                        gone = [s for s in (0, 1) if not keys[s]]
-                        if len(gone) == 2:
-                            return driver.abort(Termination.NO_SHOW,
-                                                "neither bot is running"), driver
-                        if gone:
-                            return driver.forfeit(gone[0], Termination.NO_SHOW,
-                                                  f"bot {spec.seats[gone[0]]!r} keeps exiting"
-                                                  ), driver
-                        result = await arena.play(driver, (keys[0], keys[1]),
-                                                  show_up_s=cfg.show_up_s)
-                        if (result.blamed is not None
-                                and result.termination is Termination.FORFEIT_TIMEOUT):
-                            stuck = taken[result.blamed]
-                            if stuck is not None:
-                                stuck.restart()  # it may still be thinking: start afresh
-                        return result, driver
-                    finally:
-                        for seat, slot in enumerate(taken):
-                            if slot is not None:
-                                launched[spec.seats[seat]].give_back(slot)
+                    result = await play_seated(arena, driver, (seats[spec.seats[0]],
+                                                               seats[spec.seats[1]]),
+                                               cfg.show_up_s)
+                    run.commit(spec, result, driver.record)
+                    if run.stopped:
+                        scope.cancel()  # SPRT decided: the matches in flight are moot
 
-                async def worker(scope: trio.CancelScope) -> None:
-                    while (spec := run.next()) is not None:
-                        result, driver = await play(spec)
-                        run.commit(spec, result, driver.record)
-                        if run.stopped:
-                            scope.cancel()  # SPRT decided: the matches in flight are moot
-
-                async with trio.open_nursery() as matches:
-                    for _ in range(workers):
-                        matches.start_soon(worker, matches.cancel_scope)
-                arena.close_lobby()
-                with trio.move_on_after(10):  # bots leave when the lobby closes
-                    while bots.child_tasks:
-                        await trio.sleep(0.05)
-                bots.cancel_scope.cancel()
-            root.cancel_scope.cancel()
-    finally:
-        for f in files:
-            f.close()
+            async with trio.open_nursery() as matches:
+                for _ in range(workers):
+                    matches.start_soon(worker, matches.cancel_scope)
+            arena.close_lobby()
+            with trio.move_on_after(10):  # bots leave when the lobby closes
+                while bots.child_tasks:
+                    await trio.sleep(0.05)
+            bots.cancel_scope.cancel()
+        root.cancel_scope.cancel()
 
 
-__all__ = ["RunError", "RunSummary", "bot_command", "run_tournament",
-           "score_of"]
+__all__ = ["RunError", "RunSummary", "run_tournament", "score_of"]

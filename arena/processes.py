@@ -1,0 +1,197 @@
+"""Bots as processes the arena launches: ``arena play`` and process-mode tournaments.
+
+A bot spec is a sample bot name, ``module:Class``, ``file.py[:Class]`` (run through
+``python -m sdk.launch``) or any command line (run as given, with ``ARENA_ADDRESS``,
+``ARENA_TOKEN`` and ``ARENA_NAME`` in its environment). Each process has a token of its
+own, so the arena seats exactly it. ``BotProcess.supervise`` keeps it running (restarting
+it when it exits, a few times in a row at most); ``play_seated`` plays one match between
+two pools of such processes (or remote bots known by their token).
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import structlog
+import trio
+
+from arena.match.driver import MatchDriver
+from arena.match.messages import MatchResult, Termination
+from arena.server.arena import Arena
+from sdk.launch import SpecError, is_python_spec, load_bot_class
+
+log = structlog.get_logger("arena.processes")
+ROOT = Path(__file__).resolve().parents[1]
+MAX_RESTARTS = 3  # quick exits in a row, per process, before its bot's matches are forfeited
+STEADY_S = 60.0  # a process that ran this long before exiting gets a fresh restart budget
+
+
+def check_spec(spec: str) -> None:
+    """``SpecError`` saying what is wrong if ``spec`` cannot be launched: a Python bot that
+    does not load, or a command whose program is not found."""
+    if not spec.strip():
+        raise SpecError("an empty bot spec")
+    if is_python_spec(spec):
+        load_bot_class(spec)
+        return
+    try:
+        argv = shlex.split(spec)
+    except ValueError as e:
+        raise SpecError(f"bot command {spec!r}: {e}") from None
+    program = argv[0]
+    if os.sep in program:
+        if not (Path(program).is_file() and os.access(program, os.X_OK)):
+            raise SpecError(f"bot command {spec!r}: {program} is not an executable file")
+    elif shutil.which(program) is None:
+        raise SpecError(
+            f"bot {spec!r} is not a sample bot (random, greedy, strong), a module:Class, a "
+            f"file.py, or a command on PATH")
+
+
+def bot_command(spec: str, address: str, token: str, name: str) -> list[str]:
+    """How a bot with ``spec`` is launched to connect to ``address``."""
+    if is_python_spec(spec):
+        return [sys.executable, "-m", "sdk.launch", spec, "--address", address,
+                "--token", token, "--name", name]
+    return shlex.split(spec)
+
+
+def bot_environment(address: str, token: str, name: str) -> dict[str, str]:
+    """The environment a bot process starts with (the repository importable)."""
+    env = dict(os.environ, ARENA_ADDRESS=address, ARENA_TOKEN=token, ARENA_NAME=name)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH", "")) if p)
+    return env
+
+
+class BotProcess:
+    """One process of a launched bot, with its own token."""
+
+    def __init__(self, bot: str, index: int, token: str, spec: str, address: str,
+                 log_path: Path | None) -> None:
+        self.bot, self.index, self.token = bot, index, token
+        self.cmd = bot_command(spec, address, token, bot)
+        self.env = bot_environment(address, token, bot)
+        self.log_path = log_path
+        self.is_dead = False  # exited too often: its matches are forfeited at once
+        self.last_returncode: int | None = None
+        self._proc: trio.Process | None = None
+        self._killed = False
+
+    def describe_death(self) -> str:
+        where = f"; its output: {self.log_path}" if self.log_path is not None else ""
+        return (f"bot {self.bot!r} keeps exiting (exit code {self.last_returncode}, "
+                f"{MAX_RESTARTS + 1} times in a row){where}")
+
+    async def supervise(self, arena: Arena) -> None:
+        """Keep the process running until the arena's lobby closes; restart it when it
+        exits (at most ``MAX_RESTARTS`` quick exits in a row unless we killed it).
+        Cancellation kills it."""
+        restarts = 0
+        sink: Any = None
+        if self.log_path is not None:
+            self.log_path.parent.mkdir(parents=True, exist_ok=True)
+            sink = self.log_path.open("ab")
+        try:
+            while not arena.closed:
+                started = time.monotonic()
+                self._killed = False
+                proc = self._proc = await trio.lowlevel.open_process(
+                    self.cmd, env=self.env, stdout=sink, stderr=sink)
+                try:
+                    await proc.wait()
+                finally:
+                    if proc.returncode is None:
+                        proc.kill()
+                        with trio.CancelScope(shield=True):
+                            await proc.wait()
+                self.last_returncode = proc.returncode
+                if arena.closed:
+                    return
+                if self._killed or time.monotonic() - started > STEADY_S:
+                    restarts = 0  # we stopped it, or it ran for a while: a fresh budget
+                else:
+                    restarts += 1
+                    log.info("bot_exited", bot=self.bot, slot=self.index,
+                             returncode=proc.returncode, restarts=restarts)
+                if restarts > MAX_RESTARTS:
+                    log.warning("bot_dead", bot=self.bot, slot=self.index,
+                                detail=self.describe_death())
+                    self.is_dead = True
+                    return
+                await trio.sleep(min(0.25 * 2 ** restarts, 5.0) if restarts else 0)
+        finally:
+            if sink is not None:
+                sink.close()
+
+    def restart(self) -> None:
+        """Kill the process (it is stuck); the supervisor starts a fresh one."""
+        if self._proc is not None and self._proc.returncode is None:
+            self._killed = True
+            self._proc.kill()
+
+
+class BotPool:
+    """The processes of one launched bot; a match takes a free one and gives it back.
+    There are as many as matches of this bot can run at once, so one is always free."""
+
+    def __init__(self, processes: list[BotProcess]) -> None:
+        self.all = processes
+        self.free = list(processes)
+
+    def take(self) -> BotProcess | None:
+        """A free process (a live one if any); None if every process of the bot is dead."""
+        if all(p.is_dead for p in self.all):
+            return None
+        live = [p for p in self.free if not p.is_dead]
+        process = (live or self.free)[0]
+        self.free.remove(process)
+        return process
+
+    def give_back(self, process: BotProcess) -> None:
+        self.free.append(process)
+
+
+async def play_seated(arena: Arena, driver: MatchDriver, seats: tuple[BotPool | str, ...],
+                      show_up_s: float) -> MatchResult:
+    """Play ``driver``'s match between two launched bots (a ``BotPool``) or remote bots
+    (their token). A bot whose processes all died forfeits at once (``no_show``); a process
+    that timed out is restarted afterwards (it may still be thinking)."""
+    taken: list[BotProcess | None] = [None, None]
+    keys = ["", ""]
+    dead = ["", ""]
+    for seat, who in enumerate(seats):
+        if isinstance(who, str):
+            keys[seat] = who
+            continue
+        process = taken[seat] = who.take()
+        if process is None:
+            dead[seat] = who.all[0].describe_death()
+        else:
+            keys[seat] = process.token
+    try:
+        if dead[0] and dead[1]:
+            return driver.abort(Termination.NO_SHOW, f"{dead[0]}; {dead[1]}")
+        for seat in (0, 1):
+            if dead[seat]:
+                return driver.forfeit(seat, Termination.NO_SHOW, dead[seat])
+        result = await arena.play(driver, (keys[0], keys[1]), show_up_s=show_up_s)
+        if result.blamed is not None and result.termination is Termination.FORFEIT_TIMEOUT:
+            stuck = taken[result.blamed]
+            if stuck is not None:
+                stuck.restart()
+        return result
+    finally:
+        for seat, process in enumerate(taken):
+            pool = seats[seat]
+            if process is not None and isinstance(pool, BotPool):
+                pool.give_back(process)
+
+
+__all__ = ["MAX_RESTARTS", "BotPool", "BotProcess", "bot_command", "bot_environment",
+           "check_spec", "play_seated"]
