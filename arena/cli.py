@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any, NoReturn
@@ -50,7 +51,8 @@ def _rules(text: str, overrides: list[str]) -> RulesConfig:
 def _time_control(args: argparse.Namespace) -> TimeControl:
     try:
         return TimeControl(decision_ms=args.decision_ms, bank_ms=args.bank_ms,
-                           hello_timeout_ms=args.hello_ms, max_strikes=args.max_strikes,
+                           hello_timeout_ms=args.hello_ms, margin_ms=args.margin_ms,
+                           max_strikes=args.max_strikes, max_rejections=args.max_rejections,
                            on_illegal=args.on_illegal, reconnect_grace_ms=args.reconnect_ms)
     except ValueError as e:
         raise UsageError(str(e)) from None
@@ -64,7 +66,11 @@ def _add_match_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--decision-ms", type=int, default=1000, help="limit per decision (ms)")
     p.add_argument("--bank-ms", type=int, default=0, help="match time bank (ms); 0 = none")
     p.add_argument("--hello-ms", type=int, default=10000, help="time to say Hello (ms)")
+    p.add_argument("--margin-ms", type=int, default=50,
+                   help="jitter allowance added to every deadline (ms)")
     p.add_argument("--max-strikes", type=int, default=3, help="missed decisions allowed")
+    p.add_argument("--max-rejections", type=int, default=3,
+                   help="refused answers per decision before --on-illegal applies")
     p.add_argument("--on-illegal", choices=("default", "forfeit"), default="default",
                    help="after too many refused answers: play the default move, or forfeit")
     p.add_argument("--reconnect-ms", type=int, default=5000, help="reconnect grace (ms)")
@@ -81,10 +87,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--games", type=int, default=10, help="games per pair (default 10)")
     p.add_argument("--concurrency", type=int, default=0, help="matches at once (0: auto)")
     p.add_argument("--seed", default="", help="deal seed (default: random, printed)")
-    p.add_argument("--replays", default="runs/latest", help="directory for replays")
+    p.add_argument("--replays", default=None, metavar="DIR",
+                   help="directory for replays and bot logs (default: a new runs/RUN-ID/, "
+                   "linked as runs/latest; '' for none)")
     p.add_argument("--in-process", action="store_true",
                    help="call Python bots directly: no network, no time limits")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--verbose", action="store_true",
+                   help="log every session and match (default with a progress bar: warnings)")
     _add_match_options(p)
 
     p = sub.add_parser("serve", help="run an arena server that pairs connecting bots")
@@ -184,6 +194,10 @@ def _exit_code(e: BaseException) -> int | None:
         e = _first_leaf(user)
     if isinstance(e, KeyboardInterrupt):
         return 130
+    if isinstance(e, BrokenPipeError):  # e.g. `arena show FILE | head`: stop quietly
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 1
     if isinstance(e, UsageError | CommandError):
         print(f"arena: error: {e}", file=sys.stderr)
         return 2
@@ -205,29 +219,6 @@ def port_number(text: str) -> int:
     if not 0 <= port <= 65535:
         raise argparse.ArgumentTypeError(f"{port} is not a port (0..65535)")
     return port
-
-
-def check_bindable(host: str, port: int) -> None:
-    """``UsageError`` naming the problem if a server cannot listen on ``host:port`` (in
-    use, not an address of this machine, unresolvable). Checked before gRPC binds, which
-    would print its own error lines; a port taken between the two fails there instead."""
-    import socket
-
-    if port == 0:
-        return
-    where = f"cannot serve on {host}:{port}"
-    try:
-        infos = socket.getaddrinfo(host.strip("[]"), port, type=socket.SOCK_STREAM,
-                                   flags=socket.AI_PASSIVE)
-    except socket.gaierror as e:
-        raise UsageError(f"{where}: {e.strerror}") from None
-    for family, kind, proto, _, address in infos:
-        with socket.socket(family, kind, proto) as probe:
-            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as gRPC does
-            try:
-                probe.bind(address)
-            except OSError as e:
-                raise UsageError(f"{where}: {e.strerror or e}") from None
 
 
 def _main(argv: list[str] | None) -> int:
@@ -285,12 +276,42 @@ def _cmd_tournaments(args: argparse.Namespace) -> int:
         return commands.register(args.db, args.name, args.token)
     from arena.tournament.ladder import LadderOptions
 
-    check_bindable(args.host, args.port)
+    _check_bindable(args.host, args.port)
     opts = LadderOptions(rules=_rules(args.rules, args.set), time_control=_time_control(args),
                          seed=args.seed, settle_s=max(0, args.settle_ms) / 1000,
                          replay_dir=args.replays)
     return commands.ladder(args.db, host=args.host, port=args.port, options=opts,
                            tls_cert=args.tls_cert, tls_key=args.tls_key)
+
+
+def _run_dir(option: str | None, seed: str) -> Path | None:
+    """Where a play run writes: ``--replays DIR`` as given ('' for nowhere), else a new
+    ``runs/RUN-ID/`` that ``runs/latest`` then points to (so runs never mix)."""
+    if option is not None:
+        return Path(option) if option else None
+    import time
+
+    root = Path("runs")
+    run = root / f"{time.strftime('%Y%m%d-%H%M%S')}-{seed[:8]}"
+    run.mkdir(parents=True, exist_ok=True)
+    link = root / "latest"
+    try:
+        tmp = root / f".latest-{os.getpid()}"
+        tmp.unlink(missing_ok=True)
+        tmp.symlink_to(run.name, target_is_directory=True)
+        tmp.replace(link)
+    except OSError:  # no symlinks here: the run directory is printed anyway
+        pass
+    return run
+
+
+def _check_bindable(host: str, port: int) -> None:
+    from arena.server.bridge import check_bindable
+
+    try:
+        check_bindable(host, port)
+    except OSError as e:
+        raise UsageError(str(e)) from None
 
 
 def _positive(name: str, value: int) -> None:
@@ -310,11 +331,16 @@ def _cmd_play(args: argparse.Namespace) -> int:
     from arena.match.driver import new_seed
 
     seed = args.seed or new_seed()
+    progress = not args.no_progress and sys.stderr.isatty()
+    if progress and not args.verbose:
+        from arena.logs import configure
+
+        configure(json=True if args.log_json else None, level="warning")
+    rules, tc = _rules(args.rules, args.set), _time_control(args)
     opts = PlayOptions(
-        specs=args.bots, games=args.games, rules=_rules(args.rules, args.set),
-        time_control=_time_control(args), concurrency=args.concurrency, seed=seed,
-        replay_dir=Path(args.replays) if args.replays else None, in_process=args.in_process,
-        progress=not args.no_progress and sys.stderr.isatty(),
+        specs=args.bots, games=args.games, rules=rules, time_control=tc,
+        concurrency=args.concurrency, seed=seed, replay_dir=_run_dir(args.replays, seed),
+        in_process=args.in_process, progress=progress,
     )
     try:
         tallies, results, elapsed = run_play(opts)
@@ -338,7 +364,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
 
     rules = _rules(args.rules, args.set)
     tc = _time_control(args)
-    check_bindable(args.host, args.port)
+    _check_bindable(args.host, args.port)
     # Two threads (trio, grpc's asyncio loop) hand off on every decision: a waiting thread
     # should get the GIL in well under the default 5 ms (it shows up as p99 latency).
     sys.setswitchinterval(0.0005)

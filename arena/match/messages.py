@@ -20,7 +20,6 @@ class Termination(StrEnum):
     FORFEIT_ILLEGAL = "forfeit_illegal"  # too many refused answers (policy: forfeit)
     DISCONNECT = "disconnect"  # left and did not come back within the grace
     NO_SHOW = "no_show"  # never said hello in time
-    PROTOCOL = "protocol"  # broke the protocol (e.g. no hello first)
     SHUTDOWN = "shutdown"  # the arena stopped
     ARENA_ERROR = "arena_error"  # our fault: voided, not rated
     CAPPED = "capped"  # the game hit max_hands undecided

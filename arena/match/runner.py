@@ -73,16 +73,25 @@ async def run_match(driver: MatchDriver, seats: tuple[Seat, Seat]) -> MatchResul
     except trio.Cancelled:
         driver.abort(Termination.SHUTDOWN, "the arena is shutting down")
         _flush(driver, seats)
+        _log_end(bound, driver)
         raise
     except Exception as e:  # our own bug: void this match, never the others
         bound.exception("arena_error")
         driver.abort(Termination.ARENA_ERROR, f"{type(e).__name__}: {e}")
     _flush(driver, seats)
     assert driver.result is not None
+    _log_end(bound, driver)
+    return driver.result
+
+
+def _log_end(bound: structlog.typing.FilteringBoundLogger, driver: MatchDriver) -> None:
     r = driver.result
-    bound.info("match_end", winner=r.winner, reason=str(r.termination), blamed=r.blamed,
-               scores=r.scores, hands=len(r.hands))
-    return r
+    assert r is not None
+    names = driver.names
+    bound.info("match_end", bots=list(names), reason=str(r.termination),
+               winner=None if r.winner is None else names[r.winner],
+               blamed=None if r.blamed is None else names[r.blamed],
+               scores=r.scores, hands=len(r.hands), detail=r.detail or None)
 
 
 def _flush(driver: MatchDriver, seats: tuple[Seat, Seat]) -> None:

@@ -367,7 +367,8 @@ class Arena:
                 result = driver.abort(Termination.NO_SHOW, "neither bot connected")
             else:
                 result = driver.forfeit(missing[0], Termination.NO_SHOW,
-                                        f"no bot {keys[missing[0]]!r} within {wait:.1f} s")
+                                        f"bot {driver.names[missing[0]]!r} did not connect "
+                                        f"within {wait:.1f} s")
             self._done(driver, result)
             return result
         a, b = seats

@@ -26,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import math
+import socket
 import threading
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -51,6 +52,7 @@ __all__ = [
     "Connection",
     "Handler",
     "LeaderboardHandler",
+    "check_bindable",
     "serve_grpc",
 ]
 
@@ -533,6 +535,27 @@ class _ArenaServicer(pb_grpc.ArenaServicer):
         except Exception:
             log.exception("read_failed", peer=conn.peer)
             outbox.put_nowait(_Finish(grpc.StatusCode.INTERNAL, INTERNAL_DETAILS))
+
+
+def check_bindable(host: str, port: int) -> None:
+    """``OSError`` with a one-line message if a server cannot listen on ``host:port`` (in
+    use, not an address of this machine, unresolvable). Servers call it before gRPC binds,
+    which would log its own error lines; a port taken between the two fails there instead."""
+    if port == 0:
+        return
+    where = f"cannot serve on {host}:{port}"
+    try:
+        infos = socket.getaddrinfo(host.strip("[]"), port, type=socket.SOCK_STREAM,
+                                   flags=socket.AI_PASSIVE)
+    except socket.gaierror as e:
+        raise OSError(f"{where}: {e.strerror}") from None
+    for family, kind, proto, _, address in infos:
+        with socket.socket(family, kind, proto) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as gRPC does
+            try:
+                probe.bind(address)
+            except OSError as e:
+                raise OSError(f"{where}: {e.strerror or e}") from None
 
 
 async def serve_grpc(

@@ -40,6 +40,7 @@ from arena.match.driver import MatchDriver
 from arena.match.messages import MatchResult, Termination
 from arena.processes import BotPool, BotProcess, check_spec, play_seated
 from arena.server.arena import Arena, start_arena, write_replay
+from arena.server.bridge import check_bindable
 from arena.tournament.config import ConfigError, Format, Mode, TournamentConfig
 from arena.tournament.formats import MatchSpec, SprtTracker, SprtVerdict, tournament_schedule
 from arena.tournament.inproc import InProcessPlayer, init_worker, play_in_worker
@@ -184,6 +185,11 @@ def run_tournament(cfg: TournamentConfig, store: Store | None = None, *, progres
     not load. Interrupting it (Ctrl-C, kill) loses no finished match.
     """
     _check_specs(cfg)
+    if cfg.mode is not Mode.IN_PROCESS:
+        try:
+            check_bindable(cfg.host, cfg.port)
+        except OSError as e:
+            raise ConfigError(f"[tournament] host/port: {e}") from None
     own = store is None
     db: Store = store if store is not None else SqliteStore(cfg.database)
     try:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+import socket
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -89,6 +90,8 @@ def test_register_prints_the_token_once(tmp_path: Path, capsys: pytest.CaptureFi
     (["standings"], "give the database file"),
     (["register", "x.sqlite", "bad name"], "use letters, digits"),
     (["ladder", "--tls-cert", "c.pem"], "TLS needs both --tls-cert and --tls-key"),
+    (["tournament", "--bots", "greedy", "no-such-bot-command --fast", "--seed", "x"],
+     "is not a sample bot (random, greedy, strong), a module:Class, a file.py, or a command"),
 ])
 def test_errors_are_one_line(argv: list[str], message: str, tmp_path: Path,
                              monkeypatch: pytest.MonkeyPatch,
@@ -98,3 +101,19 @@ def test_errors_are_one_line(argv: list[str], message: str, tmp_path: Path,
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("arena: error: ")
     assert message in err, err
+
+
+def test_a_port_in_use_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                   capsys: pytest.CaptureFixture[str]) -> None:
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        held.listen()
+        port = held.getsockname()[1]
+        config = tmp_path / "cup.toml"
+        config.write_text(f'[tournament]\nseed = "x"\nport = {port}\n'
+                          '[[bots]]\nspec = "greedy"\n[[bots]]\nspec = "random"\n')
+        monkeypatch.chdir(tmp_path)
+        assert main(["tournament", str(config), "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("arena: error: ")
+    assert f"cannot serve on 127.0.0.1:{port}" in err, err
