@@ -26,7 +26,7 @@ import trio
 from arena.match.driver import MatchDriver, new_seed
 from arena.match.local import play_local
 from arena.match.messages import MatchResult, Termination, TimeControl
-from arena.processes import BotPool, BotProcess, check_spec, play_seated
+from arena.processes import BotPool, BotProcess, check_spec, play_seated, wait_ready
 from arena.rules import RulesConfig
 from arena.server.arena import Arena, start_arena, write_replay
 from arena.tournament.formats import deal_seed
@@ -247,6 +247,9 @@ async def play_networked(opts: PlayOptions, entrants: list[Entrant], specs: list
                 for pool in pools:
                     for process in pool.all:
                         bots.start_soon(process.supervise, arena)
+                late = await wait_ready(arena, pools, opts.show_up_s)
+                if late:
+                    log.warning("bots_not_ready", bots=late, waited_s=opts.show_up_s)
                 send, receive = trio.open_memory_channel[MatchSpec](math.inf)
                 for spec in specs:
                     send.send_nowait(spec)

@@ -10,6 +10,9 @@ two pools of such processes (or remote bots known by their token).
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import importlib.util
 import os
 import shlex
 import shutil
@@ -52,6 +55,39 @@ def check_spec(spec: str) -> None:
         raise SpecError(
             f"bot {spec!r} is not a sample bot (random, greedy, strong), a module:Class, a "
             f"file.py, or a command on PATH")
+
+
+def spec_fingerprint(spec: str) -> str:
+    """A hash of what ``spec`` runs: the spec text and the bytes of its main file (the .py
+    file, the module's source, or the command's program), so a changed bot is noticed. Its
+    other files are not read. Empty for a remote bot (no spec)."""
+    if not spec:
+        return ""
+    from sdk.launch import SAMPLE_BOTS
+
+    h = hashlib.sha256(spec.encode())
+    target = SAMPLE_BOTS.get(spec, spec)
+    path: str | None = None
+    if is_python_spec(spec):
+        head = target.partition(":")[0]
+        if head.endswith(".py"):
+            path = head
+        else:
+            try:
+                found = importlib.util.find_spec(head)
+            except (ImportError, ValueError):
+                found = None
+            path = found.origin if found is not None else None
+    else:
+        try:
+            program = shlex.split(spec)[0]
+        except (ValueError, IndexError):
+            program = ""
+        path = program if os.sep in program else shutil.which(program) if program else None
+    if path is not None:
+        with contextlib.suppress(OSError):
+            h.update(Path(path).read_bytes())
+    return h.hexdigest()[:16]
 
 
 def bot_command(spec: str, address: str, token: str, name: str) -> list[str]:
@@ -157,6 +193,23 @@ class BotPool:
         self.free.append(process)
 
 
+async def wait_ready(arena: Arena, pools: list[BotPool], timeout_s: float) -> list[str]:
+    """Wait until every process of ``pools`` has said Hello (or died), at most
+    ``timeout_s``, so the first matches do not forfeit a bot that is still starting.
+    Returns the bots with a process still missing."""
+
+    def missing() -> list[str]:
+        waiting = {key for key, _ in arena.waiting()}
+        return sorted({p.bot for pool in pools for p in pool.all
+                       if not p.is_dead and p.token not in waiting})
+
+    with trio.move_on_after(timeout_s):
+        while missing():
+            with trio.move_on_after(0.25):  # also notice deaths, which are not arrivals
+                await arena.wait_arrival()
+    return missing()
+
+
 async def play_seated(arena: Arena, driver: MatchDriver, seats: tuple[BotPool | str, ...],
                       show_up_s: float) -> MatchResult:
     """Play ``driver``'s match between two launched bots (a ``BotPool``) or remote bots
@@ -194,4 +247,4 @@ async def play_seated(arena: Arena, driver: MatchDriver, seats: tuple[BotPool | 
 
 
 __all__ = ["MAX_RESTARTS", "BotPool", "BotProcess", "bot_command", "bot_environment",
-           "check_spec", "play_seated"]
+           "check_spec", "play_seated", "spec_fingerprint", "wait_ready"]

@@ -35,7 +35,11 @@ def tournament(config: Path | None, *, tournament: dict[str, Any], rules: dict[s
                   f"in {summary.seconds:.1f} s ({summary.hands_per_second:.0f} hands/s); "
                   f"seed {cfg.seed}; results in {cfg.database}")
             if summary.voided:
-                print(f"{summary.voided} matches voided (the arena's fault; not counted)")
+                print(f"{summary.voided} matches voided (no winner, not by the game: not "
+                      "counted or rated)")
+            if summary.unplayed:
+                print(f"{summary.unplayed} matches not played (neither bot connected): run "
+                      "the same command again to play them")
             st = standings(store, pick_scope(store, cfg.scope), samples=samples)
             print(format_table(st))
     except (ConfigError, StoreError, RunError) as e:

@@ -50,6 +50,7 @@ class BotEntry:
     name: str
     spec: str = ""
     token: str = ""
+    sessions: int = 1  # remote bots: matches it plays at once (its open sessions)
 
     @property
     def is_remote(self) -> bool:
@@ -138,9 +139,14 @@ class TournamentConfig:
         return [b.name for b in self.bots]
 
     def identity(self) -> dict[str, Any]:
-        """What decides a match's deals and conditions (hashed into every match id)."""
+        """What decides a match's deals and conditions (hashed into every match id); for
+        an SPRT also the pair it tests, so another pair never inherits its verdict."""
         tc = {f: getattr(self.time_control, f) for f in self.time_control.__slots__}
-        return {"seed": self.seed, "rules": self.rules.to_dict(), "time_control": tc}
+        out: dict[str, Any] = {"seed": self.seed, "rules": self.rules.to_dict(),
+                               "time_control": tc}
+        if self.format is Format.SPRT:
+            out["sprt_pair"] = self.names
+        return out
 
     @property
     def config_hash(self) -> str:
@@ -157,7 +163,9 @@ class TournamentConfig:
         return {
             "name": self.name, "format": str(self.format), "seed": self.seed,
             "deals": self.deals, "mode": str(self.mode), "challenger": self.challenger,
-            "bots": [{"name": b.name, "spec": b.spec, "remote": b.is_remote} for b in self.bots],
+            "bots": [{"name": b.name, "spec": b.spec, "remote": b.is_remote,
+                      **({"sessions": b.sessions} if b.is_remote else {})}
+                     for b in self.bots],
             "sprt": {f.name: getattr(self.sprt, f.name) for f in fields(self.sprt)},
             **self.identity(),
         }
@@ -279,7 +287,7 @@ def _bots(raw: list[dict[str, Any]]) -> list[BotEntry]:
     seen: dict[str, int] = {}
     for i, b in enumerate(raw, 1):
         where = f"[[bots]] #{i}"
-        _known(where, b, {"name", "spec", "token"}, "keys")
+        _known(where, b, {"name", "spec", "token", "sessions"}, "keys")
         spec = _str(b, "", "spec", "", where=where).strip()
         token = _str(b, "", "token", "", where=where)
         name = _str(b, "", "name", "", where=where)
@@ -290,6 +298,12 @@ def _bots(raw: list[dict[str, Any]]) -> list[BotEntry]:
             raise ConfigError(f"{where}: a remote bot needs a name")
         if token and len(token) < 8:
             raise ConfigError(f"{where} token: use at least 8 characters")
+        sessions = b.get("sessions", 1)
+        if not isinstance(sessions, int) or isinstance(sessions, bool) or sessions < 1:
+            raise ConfigError(f"{where} sessions: a whole number >= 1, not {sessions!r}")
+        if spec and "sessions" in b:
+            raise ConfigError(f"{where} sessions: only for a remote bot (no spec); launched "
+                              "bots get as many processes as they need")
         if not name:
             base = derive_name(spec)
             seen[base] = seen.get(base, 0) + 1
@@ -297,7 +311,7 @@ def _bots(raw: list[dict[str, Any]]) -> list[BotEntry]:
         if not NAME_RE.match(name):
             raise ConfigError(f"{where} name {name!r}: use letters, digits and _.+- "
                               "(at most 64)")
-        out.append(BotEntry(name, spec, token))
+        out.append(BotEntry(name, spec, token, sessions))
     return out
 
 

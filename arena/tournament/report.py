@@ -164,7 +164,8 @@ def _sprt_text(config: dict[str, Any], sprt: dict[str, Any], matches: list[Any],
     a, b = bots[0], bots[1]
     by_deal: dict[int, dict[int, float | None]] = defaultdict(dict)
     for m in matches:
-        by_deal[m.deal][m.order] = m.score_of(a)
+        if set(m.bots) == {a, b}:
+            by_deal[m.deal][m.order] = m.score_of(a)
     scores: dict[int, float | None] = {}
     for deal, got in by_deal.items():
         if len(got) == 2:

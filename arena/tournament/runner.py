@@ -20,6 +20,7 @@ is recorded but neither counted nor rated.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import multiprocessing
 import os
@@ -38,7 +39,14 @@ import trio
 
 from arena.match.driver import MatchDriver
 from arena.match.messages import MatchResult, Termination
-from arena.processes import BotPool, BotProcess, check_spec, play_seated
+from arena.processes import (
+    BotPool,
+    BotProcess,
+    check_spec,
+    play_seated,
+    spec_fingerprint,
+    wait_ready,
+)
 from arena.server.arena import Arena, start_arena, write_replay
 from arena.server.bridge import check_bindable
 from arena.tournament.config import ConfigError, Format, Mode, TournamentConfig
@@ -62,6 +70,7 @@ class RunSummary:
     already: int = 0  # finished before this run
     played: int = 0  # finished and recorded by this run
     voided: int = 0  # of those, voided (arena's fault)
+    unplayed: int = 0  # handed out but not played (neither bot came): a rerun plays them
     hands: int = 0  # hands in the matches of this run
     seconds: float = 0.0
     sprt: SprtVerdict | None = None
@@ -96,6 +105,7 @@ class _Run:
         store.open_scope(self.scope, "tournament", cfg.name,
                          json.dumps(cfg.to_dict(), sort_keys=True))
         store.add_bots((b.name, b.spec) for b in cfg.bots)
+        _check_same_bots(cfg, store)
         self.done = store.finished_ids(self.scope)
         self.live = LiveRatings(store.ratings(self.scope))
         self.summary = RunSummary(self.scope)
@@ -105,8 +115,10 @@ class _Run:
             s = cfg.sprt
             self.tracker = SprtTracker(elo0=s.elo0, elo1=s.elo1, alpha=s.alpha, beta=s.beta,
                                        max_deals=s.max_deals)
+            pair = set(cfg.names)
             for row in store.matches(self.scope):
-                self._feed(row.deal, row.order, row.score_of(cfg.names[0]))
+                if set(row.bots) == pair:
+                    self._feed(row.deal, row.order, row.score_of(cfg.names[0]))
         specs = list(tournament_schedule(cfg))
         self.summary.scheduled = len(specs)
         self.summary.already = sum(s.match_id in self.done for s in specs)
@@ -131,8 +143,12 @@ class _Run:
     def commit(self, spec: MatchSpec, result: MatchResult,
                record: list[dict[str, Any]] | None) -> None:
         """Record a finished match (and its rating update) atomically; skip an interrupted one."""
-        if result.termination is Termination.SHUTDOWN:
-            return  # not finished: played again next run
+        if result.termination is Termination.SHUTDOWN or (
+                result.termination is Termination.NO_SHOW and result.winner is None):
+            # not played (the arena stopped; neither bot was there): played on the next run
+            self.summary.unplayed += 1
+            self._tick()
+            return
         a, b = spec.pair
         score_a = score_of(result, spec.seats, a)
         new = {} if score_a is None else self.live.after(a, b, score_a)
@@ -220,6 +236,26 @@ def _first(e: BaseException) -> BaseException:
     return e
 
 
+def _check_same_bots(cfg: TournamentConfig, store: Store) -> None:
+    """``ConfigError`` if a bot with matches in this tournament is not the bot that played
+    them (another spec, or its main file changed); else record what each bot is now."""
+    scope = cfg.scope
+    before = store.scope_bots(scope)
+    now = {b.name: (b.spec, spec_fingerprint(b.spec)) for b in cfg.bots}
+    changed = [name for name, was in before.items() if name in now and now[name] != was]
+    if changed:
+        played = {b for m in store.matches(scope) for b in m.bots}
+        for name in changed:
+            if name in played:
+                what = ("its spec" if now[name][0] != before[name][0]
+                        else "its code")
+                raise ConfigError(
+                    f"bot {name!r} is not the bot that played this tournament's matches "
+                    f"({what} changed since): give the tournament a new --name (or seed) to "
+                    f"start afresh, or restore the bot to resume")
+    store.set_scope_bots(scope, [(n, s, f) for n, (s, f) in now.items()])
+
+
 def _check_specs(cfg: TournamentConfig) -> None:
     from sdk.launch import SpecError, is_python_spec
 
@@ -305,20 +341,28 @@ async def _play_networked(run: _Run) -> None:
                 log_path = logs_dir / f"{b.name}-{i}.log" if logs_dir is not None else None
                 processes.append(BotProcess(b.name, i, token, b.spec, address, log_path))
             seats[b.name] = BotPool(processes)
+        # a remote bot plays as many matches at once as it has sessions (default one)
+        limits = {b.name: trio.Semaphore(b.sessions) for b in cfg.bots if b.is_remote}
         async with trio.open_nursery() as bots:
-            for pool in seats.values():
-                if isinstance(pool, BotPool):
-                    for process in pool.all:
-                        bots.start_soon(process.supervise, arena)
+            pools = [pool for pool in seats.values() if isinstance(pool, BotPool)]
+            for pool in pools:
+                for process in pool.all:
+                    bots.start_soon(process.supervise, arena)
+            late = await wait_ready(arena, pools, cfg.show_up_s)
+            if late:
+                log.warning("bots_not_ready", bots=late, waited_s=cfg.show_up_s)
 
             async def worker(scope: trio.CancelScope) -> None:
                 while (spec := run.next()) is not None:
                     driver = MatchDriver(spec.match_id, cfg.rules, spec.seats, seed=spec.seed,
                                          time_control=tc,
                                          meta={"deal": spec.deal, "seat_order": spec.order})
-                    result = await play_seated(arena, driver, (seats[spec.seats[0]],
-                                                               seats[spec.seats[1]]),
-                                               cfg.show_up_s)
+                    async with contextlib.AsyncExitStack() as held:
+                        for name in sorted(set(spec.seats) & set(limits)):  # one order: no
+                            await held.enter_async_context(limits[name])  # deadlock
+                        result = await play_seated(arena, driver, (seats[spec.seats[0]],
+                                                                   seats[spec.seats[1]]),
+                                                   cfg.show_up_s)
                     run.commit(spec, result, driver.record)
                     if run.stopped:
                         scope.cancel()  # SPRT decided: the matches in flight are moot

@@ -91,6 +91,13 @@ CREATE TABLE IF NOT EXISTS results (
     PRIMARY KEY (match_id, seat)
 );
 CREATE INDEX IF NOT EXISTS results_by_bot ON results(bot);
+CREATE TABLE IF NOT EXISTS scope_bots (
+    scope TEXT NOT NULL REFERENCES scopes(scope),
+    bot TEXT NOT NULL,
+    spec TEXT NOT NULL,
+    fingerprint TEXT NOT NULL,       -- hash of the spec and its main file: a changed bot shows
+    PRIMARY KEY (scope, bot)
+);
 CREATE TABLE IF NOT EXISTS ratings (
     scope TEXT NOT NULL,
     bot TEXT NOT NULL,
@@ -178,6 +185,12 @@ class Store(Protocol):
 
     def add_bots(self, bots: Iterable[tuple[str, str]]) -> None:
         """Note (name, spec) pairs (existing names keep their row)."""
+
+    def scope_bots(self, scope: str) -> dict[str, tuple[str, str]]:
+        """bot -> (spec, fingerprint) as recorded for ``scope``."""
+
+    def set_scope_bots(self, scope: str, bots: Iterable[tuple[str, str, str]]) -> None:
+        """Record (bot, spec, fingerprint) for ``scope``, replacing what was there."""
 
     def finished_ids(self, scope: str) -> set[str]:
         """Ids of the matches already recorded in ``scope``."""
@@ -284,8 +297,22 @@ class SqliteStore:
     # ------------------------------------------------------------------ scopes, bots
 
     def open_scope(self, scope: str, kind: str, name: str, config: str) -> None:
-        self._db.execute("INSERT OR IGNORE INTO scopes VALUES (?, ?, ?, ?, ?)",
+        """Create ``scope``, or update its stored config to this run's (the bots may grow)."""
+        self._db.execute("INSERT INTO scopes VALUES (?, ?, ?, ?, ?) ON CONFLICT (scope) "
+                         "DO UPDATE SET config = excluded.config",
                          (scope, kind, name, config, time.time()))
+
+    def scope_bots(self, scope: str) -> dict[str, tuple[str, str]]:
+        """bot -> (spec, fingerprint) as recorded for ``scope``."""
+        return {r[0]: (r[1], r[2]) for r in self._db.execute(
+            "SELECT bot, spec, fingerprint FROM scope_bots WHERE scope = ?", (scope,))}
+
+    def set_scope_bots(self, scope: str, bots: Iterable[tuple[str, str, str]]) -> None:
+        """Record (bot, spec, fingerprint) for ``scope``, replacing what was there."""
+        self._db.executemany(
+            "INSERT INTO scope_bots VALUES (?, ?, ?, ?) ON CONFLICT (scope, bot) DO UPDATE "
+            "SET spec = excluded.spec, fingerprint = excluded.fingerprint",
+            [(scope, b, s, f) for b, s, f in bots])
 
     def scopes(self) -> list[ScopeInfo]:
         rows = self._db.execute(

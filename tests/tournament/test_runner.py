@@ -14,7 +14,7 @@ import pytest
 
 from arena.match.messages import MatchResult, Termination
 from arena.tournament import inproc
-from arena.tournament.config import TournamentConfig, config_from_dict, load_config
+from arena.tournament.config import ConfigError, TournamentConfig, config_from_dict, load_config
 from arena.tournament.formats import MatchSpec, tournament_schedule
 from arena.tournament.report import pick_scope, standings
 from arena.tournament.runner import RunError, run_tournament
@@ -173,3 +173,86 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+class PacedSloppy(Sloppy):
+    """Sloppy, thinking 20 ms per decision (so its matches overlap in time)."""
+
+    def decide(self, view: Any) -> Any:
+        time.sleep(0.02)
+        return super().decide(view)
+
+
+def test_a_remote_bot_plays_one_match_at_a_time_and_never_forfeits_for_it(
+        tmp_path: Path) -> None:
+    """Its one session cannot be in two matches: with 3 matches at once and a short show-up
+    wait, a remote bot scheduled twice at once would lose one by no-show."""
+    port = free_port()
+    token = "remote-secret-token"
+    cfg = config_from_dict({
+        "tournament": {"seed": "one-at-a-time", "deals": 1, "concurrency": 3, "port": port,
+                       "database": str(tmp_path / "r.sqlite"), "show_up_s": 2},
+        "bots": [{"spec": f"{BOTS}:Greedy"}, {"spec": f"{BOTS}:Sloppy"},
+                 {"name": "visitor", "token": token}]})
+    played: list[int] = []
+
+    def visitor() -> None:
+        with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:  # wait for the arena
+            grpc.channel_ready_future(channel).result(timeout=30)
+        played.append(run_bot(PacedSloppy(), f"127.0.0.1:{port}", token=token, matches=4))
+
+    thread = threading.Thread(target=visitor, daemon=True)
+    thread.start()
+    summary = run_tournament(cfg)
+    thread.join(10)
+    assert summary.played == 6 and played == [4]
+    terminations = [t for bots, _, t, *_ in outcomes(cfg).values() if "visitor" in bots]
+    assert terminations == [Termination.COMPLETED] * 4
+
+
+def test_matches_no_bot_came_to_are_not_recorded_and_a_rerun_plays_them(tmp_path: Path) -> None:
+    cfg = config_from_dict({
+        "tournament": {"seed": "absent", "deals": 1, "concurrency": 2, "port": 0,
+                       "database": str(tmp_path / "a.sqlite"), "show_up_s": 0.3},
+        "bots": [{"name": "ghost1", "token": "ghost-token-1"},
+                 {"name": "ghost2", "token": "ghost-token-2"}]})
+    first = run_tournament(cfg)
+    assert (first.played, first.unplayed) == (0, 2)
+    assert outcomes(cfg) == {}
+    again = run_tournament(cfg)
+    assert (again.already, again.unplayed) == (0, 2)  # still to play, not voided for good
+
+
+def test_a_changed_bot_cannot_resume_a_tournament_it_did_not_play(tmp_path: Path) -> None:
+    mine = tmp_path / "mine.py"
+    mine.write_text("from tests.tournament.bots import Greedy\n\n\n"
+                    "class Mine(Greedy):\n    name = 'mine'\n")
+    cfg = load_config(None, tournament={"seed": "patch", "deals": 1, "mode": "in_process",
+                                        "concurrency": 1, "database": str(tmp_path / "p.sqlite")},
+                      bots=[f"{mine}:Mine", f"{BOTS}:Sloppy"])
+    assert run_tournament(cfg).played == 2
+    assert run_tournament(cfg).played == 0  # the same bots: resumed, nothing left
+    mine.write_text(mine.read_text() + "\n# a patch\n")
+    with pytest.raises(ConfigError, match=r"'Mine' is not the bot that played.*its code changed"):
+        run_tournament(cfg)
+    with SqliteStore(cfg.database) as store:
+        assert len(store.matches(cfg.scope)) == 2  # the old results are untouched
+
+
+def test_an_sprt_of_another_pair_never_inherits_a_verdict(tmp_path: Path) -> None:
+    def sprt(bots: list[str]) -> TournamentConfig:
+        return load_config(None, tournament={
+            "seed": "h2h", "format": "sprt", "mode": "in_process", "concurrency": 1,
+            "database": str(tmp_path / "h.sqlite"), "name": "h2h"},
+            bots=[f"{BOTS}:{b}" for b in bots],
+        )
+
+    first = sprt(["Greedy", "Crasher"])
+    decided = run_tournament(dataclasses.replace(
+        first, sprt=dataclasses.replace(first.sprt, elo1=400, max_deals=60)))
+    assert decided.sprt is not None and decided.played > 0
+    other = sprt(["Greedy", "Sloppy"])
+    assert other.scope != first.scope
+    fresh = run_tournament(dataclasses.replace(
+        other, sprt=dataclasses.replace(other.sprt, max_deals=2)))
+    assert fresh.already == 0 and fresh.played == 4
