@@ -114,11 +114,18 @@ def open_channel(address: str, *, tls: bool = False, tls_ca: bytes | None = None
 
 
 def run(bot: Bot, address: str, *, token: str = "", resume: str = "", matches: int = 0,
-        retry_s: float = 5.0, tls: bool = False, tls_ca: bytes | None = None) -> int:
+        retry_s: float = 5.0, tls: bool = False, tls_ca: bytes | None = None,
+        connect_timeout_s: float = 30.0) -> int:
     """Play matches at ``address`` until the arena has none left; returns how many ended.
+    Waits up to ``connect_timeout_s`` for the arena to be reachable (it may be starting).
     ``tls`` / ``tls_ca``: connect over TLS (see ``open_channel``)."""
     played = 0
     with open_channel(address, tls=tls, tls_ca=tls_ca) as channel:
+        try:
+            grpc.channel_ready_future(channel).result(timeout=connect_timeout_s)
+        except grpc.FutureTimeoutError:
+            raise SystemExit(f"[{bot.name}] cannot reach an arena at {address} within "
+                             f"{connect_timeout_s:g} s") from None
         stub = pb_grpc.ArenaStub(channel)  # type: ignore[no-untyped-call]
         deadline = 0.0
         while matches <= 0 or played < matches:
