@@ -24,7 +24,7 @@ import structlog
 import trio
 
 from arena.match.driver import MatchDriver, new_seed
-from arena.match.local import play_local
+from arena.match.local import play_guarded
 from arena.match.messages import MatchResult, Termination, TimeControl
 from arena.processes import BotPool, BotProcess, check_spec, play_seated, wait_ready
 from arena.rules import RulesConfig
@@ -211,7 +211,7 @@ def play_in_process(opts: PlayOptions, entrants: list[Entrant], specs: list[Matc
             a, b = spec.seats
             driver = MatchDriver(spec.match_id, opts.rules, (entrants[a].name, entrants[b].name),
                                  seed=spec.seed, time_control=opts.time_control)
-            result = play_local(driver, (bots[a], bots[b]))
+            result = play_guarded(driver, (bots[a], bots[b]))
             if opts.replay_dir is not None:
                 write_replay(opts.replay_dir / f"{spec.match_id}.jsonl", driver.record)
             out.append((spec, result))

@@ -8,7 +8,7 @@ move is played); time is measured but not enforced, since a direct call cannot b
 from __future__ import annotations
 
 import time
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from arena.match.driver import MatchDriver
 from arena.match.messages import (
@@ -18,8 +18,10 @@ from arena.match.messages import (
     MatchResult,
     MatchStarted,
     Outgoing,
+    Termination,
 )
 from arena.rules import Action, RuleError
+from arena.rules.actions import ACTION_TYPES
 
 
 class LocalBot(Protocol):
@@ -43,6 +45,60 @@ def deliver(bot: LocalBot, message: Outgoing) -> None:
         bot.on_match_end(message.result)
     elif not isinstance(message, DecisionRequest):
         bot.on_event(message)
+
+
+class BotCrashed(Exception):
+    """An in-process bot raised: its seat forfeits."""
+
+    def __init__(self, seat: int, error: BaseException) -> None:
+        super().__init__(f"{type(error).__name__}: {error}")
+        self.seat = seat
+
+
+class GuardedBot:
+    """An in-process bot seen through ``play_local``: its exceptions become BotCrashed,
+    and an answer that is not an action is refused like a bad move."""
+
+    def __init__(self, bot: Any, seat: int) -> None:
+        self._bot = bot
+        self._seat = seat
+        self.name: str = bot.name
+
+    def _call(self, method: str, *args: Any) -> Any:
+        try:
+            return getattr(self._bot, method)(*args)
+        except Exception as e:
+            raise BotCrashed(self._seat, e) from e
+
+    def decide(self, view: Any) -> Action:
+        action = self._call("decide", view)
+        # anything but an action becomes None, which play_local refuses like a bad move
+        return cast(Action, action if isinstance(action, ACTION_TYPES) else None)
+
+    def on_match_start(self, info: Any) -> None:
+        self._call("on_match_start", info)
+
+    def on_event(self, event: Any) -> None:
+        self._call("on_event", event)
+
+    def on_hand_end(self, result: Any, scores: tuple[int, int]) -> None:
+        self._call("on_hand_end", result, scores)
+
+    def on_match_end(self, result: Any) -> None:
+        self._call("on_match_end", result)
+
+    def on_rejected(self, view: Any, code: str, reason: str) -> Action | None:
+        action = self._call("on_rejected", view, code, reason)
+        return cast(Action, action) if isinstance(action, ACTION_TYPES) else None
+
+
+def play_guarded(driver: MatchDriver, bots: tuple[LocalBot, LocalBot]) -> MatchResult:
+    """``play_local`` for bots that may be buggy: one that raises forfeits its seat
+    (``disconnect``, "bot crashed: ..."), as a crashing bot process would."""
+    try:
+        return play_local(driver, (GuardedBot(bots[0], 0), GuardedBot(bots[1], 1)))
+    except BotCrashed as crash:
+        return driver.forfeit(crash.seat, Termination.DISCONNECT, f"bot crashed: {crash}")
 
 
 def play_local(driver: MatchDriver, bots: tuple[LocalBot, LocalBot]) -> MatchResult:

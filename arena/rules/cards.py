@@ -22,6 +22,15 @@ class Card(int):
 
     __slots__ = ()
 
+    def __new__(cls, index: int) -> Card:
+        """``Card(0)`` .. ``Card(51)``; anything else is ``MalformedError`` (``bad_card``).
+        Prefer ``parse_card("TD")`` or ``CARDS[i]``."""
+        if type(index) is not int or not 0 <= index < 52:
+            if isinstance(index, Card):
+                return index
+            raise MalformedError(Code.BAD_CARD, f"Card({index!r}): a card index is 0..51")
+        return super().__new__(cls, index)
+
     @property
     def rank(self) -> int:
         """1 (ace) .. 13 (king)."""

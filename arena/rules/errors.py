@@ -66,7 +66,11 @@ class RuleError(ValueError):
         if self.phase is not None:
             parts.append(f"phase {getattr(self.phase, 'name', self.phase)}")
         if self.action is not None:
-            parts.append(f"action {self.action}")
+            try:
+                shown = str(self.action)
+            except Exception:  # a malformed action may not print: show its repr
+                shown = repr(self.action)
+            parts.append(f"action {shown}")
         text = "; ".join(parts)
         if self.legal:
             shown = ", ".join(str(a) for a in self.legal[:24])

@@ -384,11 +384,57 @@ def _apply(state: HandState, seat: int, action: Action) -> HandState:
             f"{type(action).__name__} is not allowed in phase {state.phase.name} "
             f"(allowed: {allowed})",
         )
+    if type(action) in _WITH_FIELDS:
+        _check_fields(action)
     new = handler(state, seat, action)
     # the cap voids a hand only between turns: never a knock or its defence in progress
     if new.phase is _DRAW and len(new.log) >= MAX_ACTIONS_PER_HAND:
         return _end(new, HandResult("cap", None, 0))
     return new
+
+
+_WITH_FIELDS = frozenset({Discard, Knock, Gin, BigGin, Defend})
+
+
+def _is_card(x: object) -> bool:
+    return type(x) is Card  # a Card is always 0..51 (Card.__new__ checks)
+
+
+def _check_fields(action: Action) -> None:
+    """``MalformedError`` unless every card in ``action`` is a ``Card``, its melds are
+    ``Meld`` records of cards and its layoffs (card, meld index) pairs: hand-built Python
+    actions (in-process bots) are checked as strictly as ones read off the wire."""
+    cards: list[object] = []
+    melds: object = None
+    if isinstance(action, Discard):
+        cards.append(action.card)
+    elif isinstance(action, Knock | Gin):
+        cards.append(action.discard)
+        melds = action.melds
+    elif isinstance(action, BigGin):
+        melds = action.melds
+    elif isinstance(action, Defend):
+        melds = action.melds
+        if not isinstance(action.layoffs, tuple | list):
+            raise MalformedError(Code.BAD_LAYOFF, f"layoffs must be (card, meld index) pairs, "
+                                 f"not {action.layoffs!r}")
+        for item in action.layoffs:
+            ok = isinstance(item, tuple) and len(item) == 2 and type(item[1]) is int
+            if not ok:
+                raise MalformedError(Code.BAD_LAYOFF, f"a layoff is (card, meld index), not "
+                                     f"{item!r}")
+            cards.append(item[0])
+    if melds is not None:
+        if not isinstance(melds, tuple | list):
+            raise MalformedError(Code.NOT_A_MELD, f"melds must be a sequence, not {melds!r}")
+        for meld in melds:
+            if not isinstance(meld, Meld) or not isinstance(meld.cards, tuple | list):
+                raise MalformedError(Code.NOT_A_MELD, f"{meld!r} is not a Meld")
+            cards.extend(meld.cards)
+    for card in cards:
+        if not _is_card(card):
+            raise MalformedError(Code.BAD_CARD, f"{card!r} is not a card (use Card objects, "
+                                 "e.g. parse_card('TD'))")
 
 
 _INDEX = {name: i for i, name in enumerate(HandState._fields)}

@@ -12,58 +12,13 @@ import os
 import sys
 import threading
 import time
-from typing import Any, cast
+from typing import Any
 
 from arena.match.driver import MatchDriver
-from arena.match.local import play_local
+from arena.match.local import play_guarded
 from arena.match.messages import MatchResult, Termination, TimeControl
-from arena.rules import Action, RulesConfig
-from arena.rules.actions import ACTION_TYPES
+from arena.rules import RulesConfig
 from arena.tournament.formats import MatchSpec
-
-
-class BotCrashed(Exception):
-    """An in-process bot raised: its seat forfeits."""
-
-    def __init__(self, seat: int, error: BaseException) -> None:
-        super().__init__(f"{type(error).__name__}: {error}")
-        self.seat = seat
-
-
-class _Guard:
-    """An in-process bot seen through ``play_local``: its exceptions become BotCrashed."""
-
-    def __init__(self, bot: Any, seat: int) -> None:
-        self._bot = bot
-        self._seat = seat
-        self.name: str = bot.name
-
-    def _call(self, method: str, *args: Any) -> Any:
-        try:
-            return getattr(self._bot, method)(*args)
-        except Exception as e:
-            raise BotCrashed(self._seat, e) from e
-
-    def decide(self, view: Any) -> Action:
-        action = self._call("decide", view)
-        # anything but an action becomes None, which play_local refuses like a bad move
-        return cast(Action, action if isinstance(action, ACTION_TYPES) else None)
-
-    def on_match_start(self, info: Any) -> None:
-        self._call("on_match_start", info)
-
-    def on_event(self, event: Any) -> None:
-        self._call("on_event", event)
-
-    def on_hand_end(self, result: Any, scores: tuple[int, int]) -> None:
-        self._call("on_hand_end", result, scores)
-
-    def on_match_end(self, result: Any) -> None:
-        self._call("on_match_end", result)
-
-    def on_rejected(self, view: Any, code: str, reason: str) -> Action | None:
-        action = self._call("on_rejected", view, code, reason)
-        return cast(Action, action) if isinstance(action, ACTION_TYPES) else None
 
 
 class InProcessPlayer:
@@ -91,11 +46,7 @@ class InProcessPlayer:
                              time_control=self.time_control,
                              meta={"deal": spec.deal, "seat_order": spec.order})
         try:
-            bots = (_Guard(self._bot(spec.seats[0]), 0), _Guard(self._bot(spec.seats[1]), 1))
-            result = play_local(driver, bots)
-        except BotCrashed as crash:
-            result = driver.forfeit(crash.seat, Termination.DISCONNECT,
-                                    f"bot crashed: {crash}")
+            result = play_guarded(driver, (self._bot(spec.seats[0]), self._bot(spec.seats[1])))
         except Exception as e:  # our own fault: void this match only
             result = driver.abort(Termination.ARENA_ERROR, f"{type(e).__name__}: {e}")
         return result, driver.record if self.want_record else None
@@ -123,4 +74,4 @@ def play_in_worker(spec: MatchSpec) -> tuple[MatchResult, list[dict[str, Any]] |
     return _WORKER.play(spec)
 
 
-__all__ = ["BotCrashed", "InProcessPlayer", "init_worker", "play_in_worker"]
+__all__ = ["InProcessPlayer", "init_worker", "play_in_worker"]

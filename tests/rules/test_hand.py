@@ -6,6 +6,7 @@ import pytest
 
 from arena.rules import (
     BigGin,
+    Card,
     Code,
     Defend,
     Discard,
@@ -129,6 +130,41 @@ def test_malformed_inputs_name_what_is_wrong() -> None:
         c("5C"), (Meld.of("AS 2S 3S"), Meld.of("7C 7D 7H"))
     )
     assert str(parse_action("defend [AS 2S 3S] layoff 4S>0")) == "defend [AS 2S 3S] layoff 4S>0"
+
+
+@pytest.mark.parametrize(("action", "code"), [
+    (Discard("TD"), Code.BAD_CARD),  # type: ignore[arg-type]
+    (Discard(None), Code.BAD_CARD),  # type: ignore[arg-type]
+    (Discard(True), Code.BAD_CARD),  # type: ignore[arg-type]
+    (Discard(12), Code.BAD_CARD),  # type: ignore[arg-type]
+    (Knock("QS"), Code.BAD_CARD),  # type: ignore[arg-type]
+    (Knock(parse_card("QS"), (Meld(("AS", "2S", "3S"), True),)), Code.BAD_CARD),  # type: ignore[arg-type]
+    (Knock(parse_card("QS"), "AS 2S 3S"), Code.NOT_A_MELD),  # type: ignore[arg-type]
+    (Gin(parse_card("QS"), (1, 2)), Code.NOT_A_MELD),  # type: ignore[arg-type]
+    (BigGin(([parse_card("AS")],)), Code.NOT_A_MELD),  # type: ignore[arg-type]
+], ids=repr)
+def test_hand_built_actions_of_the_wrong_shape_are_refused_as_malformed(action, code) -> None:  # type: ignore[no-untyped-def]
+    """In-process bots build actions in Python: a wrong type is refused like a bad wire
+    message (malformed, with the legal moves), never a crash and never a wrong card."""
+    s = drawn()
+    err = expect_error(s, ND, action, code)
+    assert isinstance(err, MalformedError)
+    assert s == drawn()
+
+
+def test_hand_built_layoffs_of_the_wrong_shape_are_refused_as_malformed() -> None:
+    s = apply(drawn(), ND, Knock(c("QS")))
+    for layoffs in ((("4H", 0),), ((c("4H"), "0"),), ((c("4H"), True),), ((c("4H"),),)):
+        with pytest.raises(MalformedError) as info:
+            apply(s, DEALER, Defend((), layoffs))  # type: ignore[arg-type]
+        assert info.value.code in (Code.BAD_LAYOFF, Code.BAD_CARD)
+
+
+def test_card_objects_are_always_real_cards() -> None:
+    for bad in (52, -1, True, "TD", 3.0):
+        with pytest.raises(MalformedError, match=r"a card index is 0\.\.51"):
+            Card(bad)  # type: ignore[arg-type]
+    assert Card(0) == c("AC") and str(Card(51)) == "KS"
 
 
 def test_card_notation() -> None:
