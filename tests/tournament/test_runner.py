@@ -90,14 +90,14 @@ def test_an_arena_fault_voids_the_match_and_it_is_not_rated(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     cfg = config(tmp_path, "void.sqlite", ["Greedy", "Sloppy"], deals=2)
     victim = next(iter(tournament_schedule(cfg))).match_id
-    real = inproc.play_local
+    real = inproc.play_guarded
 
     def faulty(driver: Any, bots: Any) -> MatchResult:
         if driver.match_id == victim:
             raise RuntimeError("the arena broke")
         return real(driver, bots)
 
-    monkeypatch.setattr(inproc, "play_local", faulty)
+    monkeypatch.setattr(inproc, "play_guarded", faulty)
     summary = run_tournament(cfg)
     assert summary.voided == 1 and summary.played == 4
     rows = outcomes(cfg)
@@ -106,7 +106,7 @@ def test_an_arena_fault_voids_the_match_and_it_is_not_rated(
         assert {r.games for r in store.ratings(cfg.scope).values()} == {3}
         st = standings(store, pick_scope(store), samples=20)
     assert st.voided == 1 and all(r.stats.games == 3 and r.stats.voids == 1 for r in st.rows)
-    monkeypatch.setattr(inproc, "play_local", real)
+    monkeypatch.setattr(inproc, "play_guarded", real)
     assert run_tournament(cfg).played == 0  # a void is finished: not replayed
 
 
