@@ -55,3 +55,25 @@ def test_bad_actions_name_the_field(msg: pb.Action, message: str) -> None:
     with pytest.raises(MalformedError) as info:
         action_from_pb(msg)
     assert message in str(info.value)
+
+
+def test_the_score_sheet_round_trips_with_three_hollywood_games() -> None:
+    """A request's view carries every game's sheet (Hollywood: three), public as it is."""
+    from arena.match.driver import MatchDriver
+    from sample_bots import GreedyBot
+
+    driver = MatchDriver("h", preset("hollywood"), ("a", "b"), seed=4)
+    bots = (GreedyBot(), GreedyBot())
+    scored = False
+    for _ in range(3000):
+        if driver.is_over:
+            break
+        view = driver.next_request().view
+        back = view_from_pb(view_to_pb(view), [action_to_pb(a) for a in view.legal])
+        assert len(view.sheets) == 3 and back.sheets == view.sheets
+        assert back.scores == view.scores == next(
+            (s.points for s in view.sheets if s.winner is None), view.sheets[-1].points)
+        scored = scored or any(s.points != (0, 0) for s in view.sheets[1:])
+        driver.submit(bots[driver.pending[0]].decide(view))
+        driver.drain()
+    assert scored  # the later games were visible once they had points

@@ -181,7 +181,9 @@ class MatchDriver:
         assert state is not None
         self._request_id += 1
         self._pending = (seat, self._request_id)
-        view = observe(state, seat, scores=self.game.scores, hand_number=self.game.hand_number)
+        game = self.game
+        view = observe(state, seat, scores=game.scores, hand_number=game.hand_number,
+                       sheets=game.sheets)
         req = DecisionRequest(self._request_id, view, time_left_ms, bank_left_ms,
                               self._latency[seat], self._defaulted[seat])
         self._defaulted[seat] = False

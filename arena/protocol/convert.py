@@ -43,6 +43,7 @@ from arena.rules import (
     Phase,
     PlayerView,
     PublicEvent,
+    Sheet,
     TakeUpcard,
     parse_card,
 )
@@ -263,6 +264,10 @@ def view_to_pb(view: PlayerView) -> pb.View:
         scores=list(view.scores), hand_number=view.hand_number,
         taken_discard=str(view.taken) if view.taken is not None else "",
         multiplier=view.multiplier,
+        sheets=[pb.ScoreSheet(points=list(s.points), hands_won=list(s.wins),
+                              extra_boxes=list(s.extra_boxes),
+                              winner=-1 if s.winner is None else s.winner)
+                for s in view.sheets],
     )
 
 
@@ -303,7 +308,18 @@ def view_from_pb(msg: pb.View, legal: Sequence[pb.Action], *, runs_only: bool = 
         legal=legal_from_pb(legal, runs_only=runs_only),
         scores=(msg.scores[0], msg.scores[1]) if len(msg.scores) == 2 else (0, 0),
         hand_number=msg.hand_number,
+        sheets=tuple(_read_sheet(s) for s in msg.sheets),
     )
+
+
+def _read_sheet(msg: pb.ScoreSheet) -> Sheet:
+    def pair(values: Sequence[int], name: str) -> tuple[int, int]:
+        if len(values) != 2:
+            raise MalformedError(Code.BAD_ACTION, f"view.sheets.{name}: two values, one a seat")
+        return (int(values[0]), int(values[1]))
+
+    return Sheet(pair(msg.points, "points"), pair(msg.hands_won, "hands_won"),
+                 pair(msg.extra_boxes, "extra_boxes"), None if msg.winner < 0 else msg.winner)
 
 
 # ---------------------------------------------------------------- results

@@ -16,6 +16,8 @@ from typing import Any
 
 from arena.rules.errors import Code, MalformedError
 
+_DEFAULT_KNOCK_LIMIT = 10
+
 
 class NextDealer(StrEnum):
     LOSER = "loser"  # seeds 000, 004: the loser of each hand deals next
@@ -39,7 +41,7 @@ class RulesConfig:
 
     preset: str = "standard"
     # --- knocking
-    knock_limit: int = 10  # seed 000: deadwood after the discard may not exceed 10
+    knock_limit: int = _DEFAULT_KNOCK_LIMIT  # seed 000: deadwood after a discard at most 10
     oklahoma: bool = False  # seeds 001, 003: the upcard's value sets the knock limit
     oklahoma_ace_gin_only: bool = True  # seeds 001, 004: an ace knock card means gin only
     oklahoma_spade_doubles: bool = True  # seed 001: a spade upcard doubles the hand score
@@ -76,6 +78,9 @@ class RulesConfig:
             problems.append("knock_limit must be 0..100 (0 = gin only)")
         if self.oklahoma and self.knock_deck:
             problems.append("oklahoma and knock_deck both set the knock limit: choose one")
+        if (self.oklahoma or self.knock_deck) and self.knock_limit != _DEFAULT_KNOCK_LIMIT:
+            problems.append("knock_limit has no effect when oklahoma or knock_deck sets the "
+                            "limit from a card: leave it out")
         if self.oklahoma and self.eleven_card_deal:
             problems.append("oklahoma needs an upcard; with eleven_card_deal use knock_deck")
         if self.wall_take_back and not self.wall_take_discard:
@@ -179,12 +184,11 @@ PRESETS: dict[str, tuple[str, RulesConfig]] = {
                             next_dealer=NextDealer.ALTERNATE),
     ),
     "gin20": (
-        "seed 002: gin 20, undercut 10, box 20, shutout doubles the game bonus, "
-        "last discard may be taken at the wall",
+        "seed 002: gin 20, undercut 10, box 20, shutout doubles the game bonus, the deal "
+        "alternates (its 'some play' wall variant: wall_take_discard, wall_take_back)",
         dataclasses.replace(_STANDARD, preset="gin20", gin_bonus=20, undercut_bonus=10,
                             box_bonus=20, shutout=Shutout.DOUBLE_GAME_BONUS,
-                            next_dealer=NextDealer.ALTERNATE, wall_take_discard=True,
-                            wall_take_back=True),
+                            next_dealer=NextDealer.ALTERNATE),
     ),
     "oklahoma": (
         "seed 001: upcard sets the knock limit, ace = gin only, spade doubles, to 150",

@@ -298,7 +298,7 @@ def _going_out(state: HandState, seat: int, mask: int, back_ok: bool) -> list[Ac
         elif dw <= limit:
             out.append(_KNOCKS[c])
     out.extend(gins)
-    if cfg.big_gin and whole == 0:
+    if cfg.big_gin and whole == 0 and state.log:  # after a draw (not the 11-card first turn)
         out.append(BigGin())
     return out
 
@@ -627,6 +627,9 @@ def _big_gin(state: HandState, seat: int, action: Action) -> HandState:
     assert isinstance(action, BigGin)
     if not state.config.big_gin:
         raise IllegalActionError(Code.VARIANT_OFF, "big gin is not played under these rules")
+    if not state.log:
+        raise IllegalActionError(Code.WRONG_PHASE, "big gin is made after drawing (seed 003); "
+                                 "the 11-card deal's first turn draws nothing")
     mask = state.hands[seat]
     melds, dw_mask = _spread(state, mask, action.melds, f"seat {seat}")
     if dw_mask:

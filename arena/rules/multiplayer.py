@@ -82,6 +82,36 @@ def partnership_round(hands: Sequence[tuple[int, HandResult]]) -> TeamRound:
     return TeamRound(0 if net > 0 else 1, abs(net))
 
 
+@dataclass(frozen=True, slots=True)
+class PartnershipState:
+    """A partnership game: each team's cumulative points toward the target (seed 001: the
+    first team to reach 125 or more wins; seed 004: 300 for four players, 350 for six)."""
+
+    points: tuple[int, int] = (0, 0)
+    target: int = 125
+    rounds: int = 0
+
+    @property
+    def winner(self) -> int | None:
+        """The team that reached the target (the higher one if both did), else None."""
+        a, b = self.points
+        if max(a, b) < self.target or a == b:
+            return None
+        return 0 if a > b else 1
+
+
+def partnership_next(state: PartnershipState, hands: Sequence[tuple[int, HandResult]]
+                     ) -> PartnershipState:
+    """Enter one round (see ``partnership_round``) into the game."""
+    if state.winner is not None:
+        raise MalformedError(Code.GAME_OVER, f"team {state.winner} has already won")
+    r = partnership_round(hands)
+    points = list(state.points)
+    if r.team is not None:
+        points[r.team] += r.points
+    return PartnershipState((points[0], points[1]), state.target, state.rounds + 1)
+
+
 def partnership_pairings(players_per_team: int, round_index: int, rotate: bool
                          ) -> list[tuple[int, int]]:
     """Which member of team 0 faces which member of team 1 in a round (member indices).

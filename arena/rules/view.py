@@ -16,6 +16,7 @@ from arena.rules.actions import (
     Action,
 )
 from arena.rules.cards import Card, from_mask
+from arena.rules.game import Sheet
 from arena.rules.hand import (
     HandResult,
     HandState,
@@ -47,8 +48,9 @@ class PlayerView(NamedTuple):
     knock: KnockInfo | None  # the knocker's spread, once made (face-down discard removed)
     result: HandResult | None  # when the hand is over: both hands revealed
     legal: tuple[Action, ...]
-    scores: tuple[int, int] = (0, 0)
+    scores: tuple[int, int] = (0, 0)  # points toward the target on the first open sheet
     hand_number: int = 0
+    sheets: tuple[Sheet, ...] = ()  # the whole score sheet (three games under Hollywood)
 
     @property
     def discard_top(self) -> Card | None:
@@ -56,9 +58,11 @@ class PlayerView(NamedTuple):
 
 
 def observe(
-    state: HandState, seat: int | None, *, scores: tuple[int, int] = (0, 0), hand_number: int = 0
+    state: HandState, seat: int | None, *, scores: tuple[int, int] = (0, 0), hand_number: int = 0,
+    sheets: tuple[Sheet, ...] = (),
 ) -> PlayerView:
-    """What ``seat`` may see now (``None``: a spectator, public information only)."""
+    """What ``seat`` may see now (``None``: a spectator, public information only). The game
+    context (``scores``, ``hand_number``, ``sheets``) is public and passed in as it is."""
     pile = state.discard if state.config.discard_pile_visible else state.discard[-1:]
     history = state.public
     k0, k1 = state.known
@@ -82,7 +86,7 @@ def observe(
         seat, state.phase, state.turn, state.dealer, own,
         (state.hands[0].bit_count(), state.hands[1].bit_count()), opp_known, known, pile,
         52 - state.stock_pos, state.knock_limit, state.upcard, state.multiplier, taken,
-        history, knock, state.result, legal, scores, hand_number,
+        history, knock, state.result, legal, scores, hand_number, sheets,
     ))
 
 
@@ -90,5 +94,5 @@ _new_view: Callable[[type[PlayerView], tuple[Any, ...]], PlayerView] = tuple.__n
 assert PlayerView._fields == (
     "seat", "phase", "turn", "dealer", "hand", "hand_sizes", "opponent_known", "known",
     "discard_pile", "stock_count", "knock_limit", "upcard", "multiplier", "taken", "history",
-    "knock", "result", "legal", "scores", "hand_number",
+    "knock", "result", "legal", "scores", "hand_number", "sheets",
 )

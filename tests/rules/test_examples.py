@@ -121,6 +121,77 @@ def test_seed003_knock_8_against_10_scores_2() -> None:
     assert (result.kind, result.points) == ("knock", 2)
 
 
+# seed 004's knocker: A-2-3 of hearts, three sevens, J-Q-K of spades and the 5 of clubs
+# (a count of 5) after drawing and knocking with the 9 of diamonds
+def knock_with_5(dealer: str):  # type: ignore[no-untyped-def]
+    return knock_after_draw(STANDARD, non_dealer="AH 2H 3H 7C 7D 7S JS QS KS 5C",
+                            dealer=dealer, upcard="6D", drawn="9D", action=Knock(parse("9D")))
+
+
+def test_seed004_defender_lays_4_and_5_of_hearts_on_the_knockers_ace_2_3() -> None:
+    # seed 004: "if the player that knocked had a meld of ace, two, and three of hearts and
+    # the player that did not knock had the four and five of hearts, he is permitted to lay
+    # off those two cards"
+    state = knock_with_5("4H 5H 8C 8D 8H TC TD TH 2C 6S")
+    hearts = next(i for i, m in enumerate(state.knock.melds) if "AH" in map(str, m.cards))
+    result = apply(state, DEALER, Defend()).result
+    assert result is not None
+    assert sorted((str(c), i) for c, i in result.layoffs) == [("4H", hearts), ("5H", hearts)]
+    assert result.deadwood == (8, 5)  # 2C + 6S left
+    assert (result.kind, result.winner, result.points) == ("knock", NON_DEALER, 3)
+
+
+def test_seed004_underknock_knock_5_defender_lays_off_3_cards_and_keeps_a_3() -> None:
+    # seed 004: "your opponent knocked with 5 points ... a hand consisting of 2 melds of three
+    # cards each and 4 unmatched cards ... 3 of your unmatched cards can be laid off ... If
+    # you only have a 3 left, then you have successfully underknocked your opponent"
+    state = knock_with_5("9C 9S 9H QC QD QH 4H 7H TS 3D")
+    result = apply(state, DEALER, Defend()).result
+    assert result is not None
+    assert {str(c) for c, _ in result.layoffs} == {"4H", "7H", "TS"}
+    assert result.deadwood == (3, 5) and result.deadwood_cards[DEALER] == (parse("3D"),)
+    # the underknock is the undercut: the difference plus the bonus
+    assert (result.kind, result.winner, result.points) == ("undercut", DEALER, 2 + 20)
+
+
+def test_seed004_gin_off_laying_off_every_unmatched_card_is_an_undercut_from_zero() -> None:
+    # seed 004: "If you are able to lay off all of your unmatched cards on an opponent's
+    # knock hand, it establishes what is called a gin off" (3 melds and 1 card laid off). It
+    # names no score of its own: the engine scores the undercut from a count of zero.
+    state = knock_with_5("9C 9S 9H QC QD QH 2C 3C 4C 4H")
+    result = apply(state, DEALER, Defend()).result
+    assert result is not None
+    assert [str(c) for c, _ in result.layoffs] == ["4H"] and result.deadwood == (0, 5)
+    assert (result.kind, result.winner, result.points) == ("undercut", DEALER, 5 + 20)
+
+
+def test_seed001_gin_against_a_hand_with_no_unmatched_cards_scores_the_bonus_only() -> None:
+    # seed 001: "Even if the other player has no unmatched cards at all, the knocker gets
+    # the 25-point bonus the other player scores nothing."
+    state = knock_after_draw(
+        preset("gin25"),
+        non_dealer="AS 2S 3S 4S 7H 7D 7C QC QD QH", dealer="3D 4D 5D 6D 9C 9D 9S KS KH KD",
+        upcard="2C", drawn="9H", action=Gin(parse("9H")),
+    )
+    result = apply(state, DEALER, Defend()).result
+    assert result is not None
+    assert result.deadwood == (0, 0)
+    assert (result.kind, result.winner, result.points) == ("gin", NON_DEALER, 25)
+
+
+def test_seed001_partnership_game_first_team_to_125_wins() -> None:
+    from arena.rules import HandResult
+    from arena.rules.multiplayer import PartnershipState, partnership_next
+
+    game = PartnershipState(target=125)
+    won, lost = HandResult("gin", 0, 70), HandResult("knock", 1, 10)
+    game = partnership_next(game, [(0, won), (0, lost)])  # team 0: +70 -10 = 60
+    assert (game.points, game.winner) == ((60, 0), None)
+    # team 0 wins both tables (at the second it sits in seat 1): it scores the total, 80
+    game = partnership_next(game, [(0, won), (1, lost)])
+    assert (game.points, game.winner, game.rounds) == ((140, 0), 0, 2)
+
+
 def test_seed004_partnership_win_30_lose_29_team_wins_1() -> None:
     from arena.rules import HandResult
 

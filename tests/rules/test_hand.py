@@ -260,8 +260,17 @@ def test_wall_voids_the_hand() -> None:
     assert s.result is not None and s.result.kind == "wall" and s.result.winner is None
 
 
+GAME_COLONY_WALL = preset("gin20").with_options(wall_take_discard=True, wall_take_back=True)
+
+
+def test_gin20_is_seed_002s_main_rule_the_wall_voids() -> None:
+    s, last = play_to_wall(preset("gin20"))
+    s = apply(s, s.turn, Discard(last))
+    assert s.result is not None and s.result.kind == "wall"
+
+
 def test_wall_variant_other_player_may_take_only_to_knock() -> None:
-    cfg = preset("gin20")
+    cfg = GAME_COLONY_WALL
     s, last = play_to_wall(cfg)
     taker = 1 - s.turn
     s = apply(s, s.turn, Discard(last))
@@ -289,7 +298,7 @@ def wall_offer(config):  # type: ignore[no-untyped-def]
 
 
 def test_wall_take_to_knock_same_card_back_allowed_seed002() -> None:
-    s = wall_offer(preset("gin20"))
+    s = wall_offer(GAME_COLONY_WALL)
     assert s.phase is Phase.WALL_OFFER and s.turn == DEALER and s.discard[-1] == c("7D")
     assert legal_actions(s, DEALER) == [DrawDiscard(), Pass()]
     s = apply(s, DEALER, DrawDiscard())

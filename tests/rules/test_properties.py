@@ -823,6 +823,11 @@ def test_big_gin_only_where_played_and_scored_as_such(
     assert state.phase is Phase.DISCARD and state.turn == seat
     acts = legal_actions(state, seat)
     assert Gin(CARDS[extra]) in acts  # throwing the 11th back is always a gin
+    if eleven:  # the 11-card deal's first turn draws nothing: gin yes, big gin never
+        first = state._replace(config=cfg.with_options(big_gin=True))
+        assert BigGin() not in legal_actions(first, seat)
+        check_refused(first, seat, BigGin(), Code.WRONG_PHASE)
+        return
     if not cfg.big_gin:
         assert BigGin() not in acts
         check_refused(state, seat, BigGin(), Code.VARIANT_OFF)
@@ -1084,6 +1089,8 @@ def test_preset_with_overrides_round_trips(name: str, changes: list[tuple[str, o
         merged = {**preset(name).to_dict(), **dict(changes)}
         assert ((merged["oklahoma"] and merged["knock_deck"])
                 or (merged["oklahoma"] and merged["eleven_card_deal"])
+                or ((merged["oklahoma"] or merged["knock_deck"])
+                    and merged["knock_limit"] != preset("standard").knock_limit)
                 or (merged["wall_take_back"] and not merged["wall_take_discard"])), str(err)
         return
     assert cfg.preset == name

@@ -198,7 +198,7 @@ class RevealedHand(_message.Message):
     def __init__(self, seat: _Optional[int] = ..., melds: _Optional[_Iterable[_Union[Meld, _Mapping]]] = ..., deadwood: _Optional[_Iterable[str]] = ..., layoffs: _Optional[_Iterable[_Union[Layoff, _Mapping]]] = ..., deadwood_value: _Optional[int] = ...) -> None: ...
 
 class View(_message.Message):
-    __slots__ = ("seat", "phase", "turn", "dealer", "hand", "opponent_hand_size", "opponent_known", "discard_pile", "stock_count", "knock_limit", "upcard", "history", "revealed", "scores", "hand_number", "taken_discard", "multiplier", "own_known")
+    __slots__ = ("seat", "phase", "turn", "dealer", "hand", "opponent_hand_size", "opponent_known", "discard_pile", "stock_count", "knock_limit", "upcard", "history", "revealed", "scores", "hand_number", "taken_discard", "multiplier", "own_known", "sheets")
     SEAT_FIELD_NUMBER: _ClassVar[int]
     PHASE_FIELD_NUMBER: _ClassVar[int]
     TURN_FIELD_NUMBER: _ClassVar[int]
@@ -217,6 +217,7 @@ class View(_message.Message):
     TAKEN_DISCARD_FIELD_NUMBER: _ClassVar[int]
     MULTIPLIER_FIELD_NUMBER: _ClassVar[int]
     OWN_KNOWN_FIELD_NUMBER: _ClassVar[int]
+    SHEETS_FIELD_NUMBER: _ClassVar[int]
     seat: int
     phase: Phase
     turn: int
@@ -235,7 +236,20 @@ class View(_message.Message):
     taken_discard: str
     multiplier: int
     own_known: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, seat: _Optional[int] = ..., phase: _Optional[_Union[Phase, str]] = ..., turn: _Optional[int] = ..., dealer: _Optional[int] = ..., hand: _Optional[_Iterable[str]] = ..., opponent_hand_size: _Optional[int] = ..., opponent_known: _Optional[_Iterable[str]] = ..., discard_pile: _Optional[_Iterable[str]] = ..., stock_count: _Optional[int] = ..., knock_limit: _Optional[int] = ..., upcard: _Optional[str] = ..., history: _Optional[_Iterable[str]] = ..., revealed: _Optional[_Iterable[_Union[RevealedHand, _Mapping]]] = ..., scores: _Optional[_Iterable[int]] = ..., hand_number: _Optional[int] = ..., taken_discard: _Optional[str] = ..., multiplier: _Optional[int] = ..., own_known: _Optional[_Iterable[str]] = ...) -> None: ...
+    sheets: _containers.RepeatedCompositeFieldContainer[ScoreSheet]
+    def __init__(self, seat: _Optional[int] = ..., phase: _Optional[_Union[Phase, str]] = ..., turn: _Optional[int] = ..., dealer: _Optional[int] = ..., hand: _Optional[_Iterable[str]] = ..., opponent_hand_size: _Optional[int] = ..., opponent_known: _Optional[_Iterable[str]] = ..., discard_pile: _Optional[_Iterable[str]] = ..., stock_count: _Optional[int] = ..., knock_limit: _Optional[int] = ..., upcard: _Optional[str] = ..., history: _Optional[_Iterable[str]] = ..., revealed: _Optional[_Iterable[_Union[RevealedHand, _Mapping]]] = ..., scores: _Optional[_Iterable[int]] = ..., hand_number: _Optional[int] = ..., taken_discard: _Optional[str] = ..., multiplier: _Optional[int] = ..., own_known: _Optional[_Iterable[str]] = ..., sheets: _Optional[_Iterable[_Union[ScoreSheet, _Mapping]]] = ...) -> None: ...
+
+class ScoreSheet(_message.Message):
+    __slots__ = ("points", "hands_won", "extra_boxes", "winner")
+    POINTS_FIELD_NUMBER: _ClassVar[int]
+    HANDS_WON_FIELD_NUMBER: _ClassVar[int]
+    EXTRA_BOXES_FIELD_NUMBER: _ClassVar[int]
+    WINNER_FIELD_NUMBER: _ClassVar[int]
+    points: _containers.RepeatedScalarFieldContainer[int]
+    hands_won: _containers.RepeatedScalarFieldContainer[int]
+    extra_boxes: _containers.RepeatedScalarFieldContainer[int]
+    winner: int
+    def __init__(self, points: _Optional[_Iterable[int]] = ..., hands_won: _Optional[_Iterable[int]] = ..., extra_boxes: _Optional[_Iterable[int]] = ..., winner: _Optional[int] = ...) -> None: ...
 
 class DecisionRequest(_message.Message):
     __slots__ = ("request_id", "view", "legal", "time_left_ms", "bank_left_ms", "last_latency_ms", "previous_defaulted", "events")
