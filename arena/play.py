@@ -11,25 +11,30 @@ Python bots directly instead (no network, same bot code).
 from __future__ import annotations
 
 import math
+import multiprocessing
 import os
 import secrets
 import shlex
 import sys
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import structlog
 import trio
 
 from arena.match.driver import MatchDriver, new_seed
-from arena.match.local import play_guarded
 from arena.match.messages import MatchResult, Termination, TimeControl
 from arena.processes import BotPool, BotProcess, check_spec, play_seated, wait_ready
 from arena.rules import RulesConfig
 from arena.server.arena import Arena, start_arena, write_replay
+from arena.tournament.formats import MatchSpec as TaskSpec
 from arena.tournament.formats import deal_seed
+from arena.tournament.inproc import InProcessPlayer, init_worker, play_batch_in_worker
 from sdk.launch import SAMPLE_BOTS, SpecError, is_python_spec, load_bot_class
 
 log = structlog.get_logger("arena.play")
@@ -71,6 +76,7 @@ class MatchSpec:
     match_id: str
     seats: tuple[int, int]  # entrant index in seat 0 and seat 1
     seed: str
+    deal: int = 0  # the two matches of a deal share its seed, seats swapped
 
 
 def schedule(pairs: Sequence[tuple[int, int]], games: int, seed: str) -> list[MatchSpec]:
@@ -80,7 +86,7 @@ def schedule(pairs: Sequence[tuple[int, int]], games: int, seed: str) -> list[Ma
     for a, b in pairs:
         for g in range(games):
             seats = (a, b) if g % 2 == 0 else (b, a)
-            out.append(MatchSpec(f"{a}v{b}-{g:04d}", seats, deal_seed(seed, g // 2)))
+            out.append(MatchSpec(f"{a}v{b}-{g:04d}", seats, deal_seed(seed, g // 2), g // 2))
     return out
 
 
@@ -198,26 +204,52 @@ def _progress(total: int, enabled: bool) -> tuple[Callable[[], None], Callable[[
 
 def play_in_process(opts: PlayOptions, entrants: list[Entrant], specs: list[MatchSpec]
                     ) -> list[tuple[MatchSpec, MatchResult]]:
-    classes = [load_bot_class(e.spec) for e in entrants]
-    bots = []
-    for cls, e in zip(classes, entrants, strict=True):
-        bot = cls()
-        bot.name = e.name
-        bots.append(bot)
+    """Call the Python bots directly: in this process, or with ``concurrency`` > 1 (default:
+    one per CPU) in a pool of worker processes, as in-process tournaments do."""
+    bots = {e.name: e.spec for e in entrants}
+    want_record = opts.replay_dir is not None
+    workers = min(opts.concurrency or os.cpu_count() or 1, len(specs))
     tick, close = _progress(len(specs), opts.progress)
-    out = []
+    out: list[tuple[MatchSpec, MatchResult]] = []
+
+    def as_task(spec: MatchSpec) -> TaskSpec:
+        a, b = spec.seats
+        return TaskSpec(spec.match_id, (entrants[a].name, entrants[b].name), spec.deal, 0,
+                        spec.seed)
+
+    def finished(spec: MatchSpec, result: MatchResult, record: list[Any] | None) -> None:
+        if record is not None and opts.replay_dir is not None:
+            write_replay(opts.replay_dir / f"{spec.match_id}.jsonl", record)
+        out.append((spec, result))
+        tick()
+
     try:
-        for spec in specs:
-            a, b = spec.seats
-            driver = MatchDriver(spec.match_id, opts.rules, (entrants[a].name, entrants[b].name),
-                                 seed=spec.seed, time_control=opts.time_control)
-            result = play_guarded(driver, (bots[a], bots[b]))
-            if opts.replay_dir is not None:
-                write_replay(opts.replay_dir / f"{spec.match_id}.jsonl", driver.record)
-            out.append((spec, result))
-            tick()
+        if workers <= 1:
+            player = InProcessPlayer(bots, opts.rules, opts.time_control, want_record)
+            for spec in specs:
+                finished(spec, *player.play(as_task(spec)))
+        else:
+            context = multiprocessing.get_context("spawn")
+            with ProcessPoolExecutor(workers, mp_context=context, initializer=init_worker,
+                                     initargs=(bots, opts.rules, opts.time_control, want_record,
+                                               os.getpid(), sys.path)) as pool:
+                # a few matches per task: fewer round trips, still even across workers
+                size = max(1, min(16, len(specs) // (workers * 8)))
+                batches = [specs[i:i + size] for i in range(0, len(specs), size)]
+                futures = {pool.submit(play_batch_in_worker, [as_task(s) for s in batch]):
+                           batch for batch in batches}
+                for future in as_completed(futures):
+                    try:
+                        played = future.result()
+                    except BrokenProcessPool:
+                        raise SpecError("an in-process worker died (did a bot end its "
+                                        "process?); play without --in-process to run bots "
+                                        "as processes") from None
+                    for spec, (result, record) in zip(futures[future], played, strict=True):
+                        finished(spec, result, record)
     finally:
         close()
+    out.sort(key=lambda item: item[0].match_id)
     return out
 
 

@@ -1,9 +1,12 @@
 """In-process play speed: whole matches between Python bots called directly (no network).
 
     python -m bench.inprocess_speed [--matches 100] [--bots greedy,greedy] [--preset standard]
+                                    [--pool-games 1000]
 
-Pinned to one core. Reports hands/s and decisions/s, and splits the time per decision
-between the bots' own code and the arena (engine, views, records, policy).
+First pinned to one core: hands/s and decisions/s, and the time per decision split
+between the bots' own code and the arena (engine, views, records, policy). Then what
+``arena play A B --in-process`` does on the whole machine (a pool of one worker per CPU,
+replays off): its hands/s over ``--pool-games`` games.
 """
 
 from __future__ import annotations
@@ -36,7 +39,9 @@ def main() -> None:
     ap.add_argument("--matches", type=int, default=100)
     ap.add_argument("--bots", default="greedy,greedy")
     ap.add_argument("--preset", default="standard")
+    ap.add_argument("--pool-games", type=int, default=1000)
     args = ap.parse_args()
+    cpus = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {0})
     a, b = (load_bot_class(s) for s in args.bots.split(","))
@@ -55,6 +60,17 @@ def main() -> None:
           f"{decisions / elapsed:,.0f} decisions/s ({hands} hands, {decisions / hands:.1f} "
           f"decisions/hand); per decision: arena {arena / decisions * 1e6:.1f} µs, "
           f"bots {clock[0] / decisions * 1e6:.1f} µs")
+    if cpus is not None:
+        os.sched_setaffinity(0, cpus)
+    if args.pool_games:
+        from arena.play import PlayOptions, run_play
+
+        opts = PlayOptions(specs=args.bots.split(","), games=args.pool_games, rules=rules,
+                           seed="bench", in_process=True, progress=False)
+        _, results, seconds = run_play(opts)
+        pool_hands = sum(len(r.hands) for _, r in results)
+        print(f"arena play --in-process, {os.cpu_count()} CPUs ({len(results)} games, "
+              f"{pool_hands} hands, replays off): {pool_hands / seconds:,.0f} hands/s")
 
 
 if __name__ == "__main__":

@@ -22,7 +22,7 @@ from arena.rules import (
     PlayerView,
     RulesConfig,
 )
-from arena.rules.melds import best_melds_of_mask, deadwood_after_discard
+from arena.rules.melds import best_melds_of_mask, deadwood_after_discard, meldable_mask
 from sdk.bot import Bot
 
 
@@ -57,6 +57,8 @@ def card_key(card: int) -> tuple[int, int, int]:
 def melds_with(mask: int, card: int, runs_only: bool) -> bool:
     """True if ``card`` lies in a meld of the best arrangement of ``mask`` plus ``card``."""
     bit = 1 << card
+    if not meldable_mask(mask | bit, runs_only) & bit:
+        return False  # in no meld at all (a few bit operations decide most offers)
     return any(m & bit for m in best_melds_of_mask(mask | bit, runs_only))
 
 
@@ -111,12 +113,25 @@ class GreedyBot(Bot):
 
     def _best_discard(self, view: PlayerView) -> Action:
         dw = deadwood_after_discard(hand_mask(view), self.runs_only)
-        choices = [a for a in view.legal if isinstance(a, Discard)]
-        return min(choices, key=lambda a: (dw[a.card], _neg(card_key(a.card))))
+        best: Action | None = None
+        best_key = (1 << 30, 0)
+        for a in view.legal:
+            if type(a) is Discard:
+                key = (dw[a.card], _SHED_ORDER[a.card])
+                if key < best_key:
+                    best, best_key = a, key
+        assert best is not None
+        return best
 
 
 def _neg(key: tuple[int, int, int]) -> tuple[int, int, int]:
     return (-key[0], -key[1], -key[2])
+
+
+# per card: lower sheds first at equal deadwood (the highest value, then rank, then suit)
+_SHED_ORDER: tuple[int, ...] = tuple(
+    sorted(range(52), key=lambda c: _neg(card_key(c)), reverse=False).index(c)
+    for c in range(52))
 
 
 if __name__ == "__main__":

@@ -41,6 +41,7 @@ from arena.rules.cards import (
 from arena.rules.config import KnockScore, RulesConfig
 from arena.rules.errors import Code, IllegalActionError, MalformedError, RuleError
 from arena.rules.melds import (
+    _DAD_CACHE,
     Meld,
     _best,
     _extends,
@@ -249,16 +250,13 @@ def deal(
 # ---------------------------------------------------------------- legal actions
 
 
-_DAD_CACHE: dict[tuple[int, bool], dict[int, int]] = {}
-
-
 def _after_discard(mask: int, runs_only: bool) -> dict[int, int]:
+    """``deadwood_after_discard`` without the copy (read only; memoized there)."""
     key = (mask, runs_only)
     hit = _DAD_CACHE.get(key)
     if hit is None:
-        if len(_DAD_CACHE) > 1 << 16:
-            _DAD_CACHE.clear()
-        hit = _DAD_CACHE[key] = deadwood_after_discard(mask, runs_only)
+        deadwood_after_discard(mask, runs_only)
+        hit = _DAD_CACHE[key]
     return hit
 
 

@@ -244,23 +244,44 @@ def best_melds(cards: Iterable[CardLike] | str, *, runs_only: bool = False) -> l
     ]
 
 
+_DAD_CACHE: dict[tuple[int, bool], dict[int, int]] = {}
+_DAD_CACHE_LIMIT = 1 << 16
+
+
 def deadwood_after_discard(mask: int, runs_only: bool = False) -> dict[int, int]:
-    """For a hand of n cards: card -> least deadwood of the other n-1 cards.
+    """For a hand of n cards: card -> least deadwood of the other n-1 cards (a new dict).
 
     One pass over all arrangements: the best arrangement of ``mask - c`` is the best
-    arrangement of ``mask`` that avoids ``c`` (sub-melds are enumerated too).
+    arrangement of ``mask`` that avoids ``c`` (sub-melds are enumerated too). A card in no
+    meld is in no arrangement, so the best of the whole hand serves it.
     """
+    key = (mask, runs_only)
+    hit = _DAD_CACHE.get(key)
+    if hit is None:
+        hit = _deadwood_after_discard(mask, runs_only)
+        if len(_DAD_CACHE) >= _DAD_CACHE_LIMIT:
+            _DAD_CACHE.clear()
+        _DAD_CACHE[key] = hit
+    return dict(hit)
+
+
+def _deadwood_after_discard(mask: int, runs_only: bool) -> dict[int, int]:
     total = mask_value(mask)
     cards = from_mask(mask)
     nodes = _arrangements(mask, runs_only)
     if len(nodes) == 1:
         return {c: total - VALUES[c] for c in cards}
+    overall = max(value for _, value, _ in nodes)
+    meldable = meldable_mask(mask, runs_only)
     out: dict[int, int] = {}
     for c in cards:
         bit = 1 << c
+        if not meldable & bit:
+            out[c] = total - VALUES[c] - overall
+            continue
         best = 0
         for used, value, _ in nodes:
-            if not used & bit and value > best:
+            if value > best and not used & bit:
                 best = value
         out[c] = total - VALUES[c] - best
     return out

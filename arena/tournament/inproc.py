@@ -74,4 +74,11 @@ def play_in_worker(spec: MatchSpec) -> tuple[MatchResult, list[dict[str, Any]] |
     return _WORKER.play(spec)
 
 
-__all__ = ["InProcessPlayer", "init_worker", "play_in_worker"]
+def play_batch_in_worker(specs: list[MatchSpec]
+                         ) -> list[tuple[MatchResult, list[dict[str, Any]] | None]]:
+    """Several matches in one round trip to the worker (less pickling and waking)."""
+    assert _WORKER is not None
+    return [_WORKER.play(spec) for spec in specs]
+
+
+__all__ = ["InProcessPlayer", "init_worker", "play_batch_in_worker", "play_in_worker"]
