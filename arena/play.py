@@ -29,7 +29,7 @@ import trio
 
 from arena.match.driver import MatchDriver, new_seed
 from arena.match.messages import MatchResult, Termination, TimeControl
-from arena.processes import BotPool, BotProcess, check_spec, play_seated, wait_ready
+from arena.processes import BotPool, BotProcess, check_spec, launched, play_seated
 from arena.rules import RulesConfig
 from arena.server.arena import Arena, start_arena, write_replay
 from arena.tournament.formats import MatchSpec as TaskSpec
@@ -275,13 +275,7 @@ async def play_networked(opts: PlayOptions, entrants: list[Entrant], specs: list
                     BotProcess(e.name, i, secrets.token_hex(16), e.spec, address,
                                logs_dir / f"{e.name}-{i}.log" if logs_dir is not None else None)
                     for i in range(per_bot)]))
-            async with trio.open_nursery() as bots:
-                for pool in pools:
-                    for process in pool.all:
-                        bots.start_soon(process.supervise, arena)
-                late = await wait_ready(arena, pools, opts.show_up_s)
-                if late:
-                    log.warning("bots_not_ready", bots=late, waited_s=opts.show_up_s)
+            async with launched(arena, pools, opts.show_up_s):
                 send, receive = trio.open_memory_channel[MatchSpec](math.inf)
                 for spec in specs:
                     send.send_nowait(spec)
@@ -301,11 +295,6 @@ async def play_networked(opts: PlayOptions, entrants: list[Entrant], specs: list
                 async with trio.open_nursery() as workers:
                     for _ in range(min(concurrency, len(specs))):
                         workers.start_soon(worker)
-                arena.close_lobby()
-                with trio.move_on_after(10):  # bots leave when the lobby closes
-                    while bots.child_tasks:
-                        await trio.sleep(0.05)
-                bots.cancel_scope.cancel()
             nursery.cancel_scope.cancel()
     finally:
         close()

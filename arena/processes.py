@@ -18,6 +18,7 @@ import shlex
 import shutil
 import sys
 import time
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -210,6 +211,26 @@ async def wait_ready(arena: Arena, pools: list[BotPool], timeout_s: float) -> li
     return missing()
 
 
+@contextlib.asynccontextmanager
+async def launched(arena: Arena, pools: list[BotPool], show_up_s: float
+                   ) -> AsyncIterator[None]:
+    """Run the processes of ``pools`` for the body (once all said Hello, or ``show_up_s``
+    passed); afterwards close the lobby, give them 10 s to leave, then kill the rest."""
+    async with trio.open_nursery() as bots:
+        for pool in pools:
+            for process in pool.all:
+                bots.start_soon(process.supervise, arena)
+        late = await wait_ready(arena, pools, show_up_s)
+        if late:
+            log.warning("bots_not_ready", bots=late, waited_s=show_up_s)
+        yield
+        arena.close_lobby()
+        with trio.move_on_after(10):  # bots leave when the lobby closes
+            while bots.child_tasks:
+                await trio.sleep(0.05)
+        bots.cancel_scope.cancel()
+
+
 async def play_seated(arena: Arena, driver: MatchDriver, seats: tuple[BotPool | str, ...],
                       show_up_s: float) -> MatchResult:
     """Play ``driver``'s match between two launched bots (a ``BotPool``) or remote bots
@@ -247,4 +268,4 @@ async def play_seated(arena: Arena, driver: MatchDriver, seats: tuple[BotPool | 
 
 
 __all__ = ["MAX_RESTARTS", "BotPool", "BotProcess", "bot_command", "bot_environment",
-           "check_spec", "play_seated", "spec_fingerprint", "wait_ready"]
+           "check_spec", "launched", "play_seated", "spec_fingerprint", "wait_ready"]

@@ -74,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m bench.tournament_speed",
                                  description=__doc__.split("\n\n")[0])
     ap.add_argument("--hands", type=int, default=10_000)
-    ap.add_argument("--net-hands", type=int, default=1_000)
+    ap.add_argument("--net-hands", type=int, default=10_000)
     ap.add_argument("--bots", default=DEFAULT_BOTS, help="four bot specs, comma-separated")
     ap.add_argument("--concurrency", type=int, default=0, help="0: what fits the machine")
     ap.add_argument("--seed", default="bench")

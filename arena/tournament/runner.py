@@ -43,9 +43,9 @@ from arena.processes import (
     BotPool,
     BotProcess,
     check_spec,
+    launched,
     play_seated,
     spec_fingerprint,
-    wait_ready,
 )
 from arena.server.arena import Arena, start_arena, write_replay
 from arena.server.bridge import check_bindable
@@ -343,14 +343,8 @@ async def _play_networked(run: _Run) -> None:
             seats[b.name] = BotPool(processes)
         # a remote bot plays as many matches at once as it has sessions (default one)
         limits = {b.name: trio.Semaphore(b.sessions) for b in cfg.bots if b.is_remote}
-        async with trio.open_nursery() as bots:
-            pools = [pool for pool in seats.values() if isinstance(pool, BotPool)]
-            for pool in pools:
-                for process in pool.all:
-                    bots.start_soon(process.supervise, arena)
-            late = await wait_ready(arena, pools, cfg.show_up_s)
-            if late:
-                log.warning("bots_not_ready", bots=late, waited_s=cfg.show_up_s)
+        pools = [pool for pool in seats.values() if isinstance(pool, BotPool)]
+        async with launched(arena, pools, cfg.show_up_s):
 
             async def worker(scope: trio.CancelScope) -> None:
                 while (spec := run.next()) is not None:
@@ -370,11 +364,6 @@ async def _play_networked(run: _Run) -> None:
             async with trio.open_nursery() as matches:
                 for _ in range(workers):
                     matches.start_soon(worker, matches.cancel_scope)
-            arena.close_lobby()
-            with trio.move_on_after(10):  # bots leave when the lobby closes
-                while bots.child_tasks:
-                    await trio.sleep(0.05)
-            bots.cancel_scope.cancel()
         root.cancel_scope.cancel()
 
 
