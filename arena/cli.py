@@ -365,9 +365,9 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     rules = _rules(args.rules, args.set)
     tc = _time_control(args)
     _check_bindable(args.host, args.port)
-    # Two threads (trio, grpc's asyncio loop) hand off on every decision: a waiting thread
-    # should get the GIL in well under the default 5 ms (it shows up as p99 latency).
-    sys.setswitchinterval(0.0005)
+    # Python's default GIL switch interval (5 ms) is kept: a shorter one (0.5 ms was tried)
+    # forces switches between the trio and grpc threads under load, for 15-25% less
+    # throughput at 64 matches and no better latency (bench/arena_speed.py, docs/benchmarks).
     arena = Arena(replay_dir=Path(args.replays), hello_timeout_s=tc.hello_timeout_ms / 1000)
     log = structlog.get_logger("arena")
 
