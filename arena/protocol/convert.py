@@ -47,12 +47,15 @@ from arena.rules import (
     TakeUpcard,
     parse_card,
 )
+from arena.rules.cards import NAMES
 
 # ---------------------------------------------------------------- cards and melds
 
+_NAMES = NAMES  # index -> "TD" (a Card indexes it directly)
+
 
 def _cards(items: Iterable[Card]) -> list[str]:
-    return [str(c) for c in items]
+    return [_NAMES[c] for c in items]
 
 
 _BY_NAME = {str(c): c for c in CARDS}
@@ -264,11 +267,24 @@ def view_to_pb(view: PlayerView) -> pb.View:
         scores=list(view.scores), hand_number=view.hand_number,
         taken_discard=str(view.taken) if view.taken is not None else "",
         multiplier=view.multiplier,
-        sheets=[pb.ScoreSheet(points=list(s.points), hands_won=list(s.wins),
-                              extra_boxes=list(s.extra_boxes),
-                              winner=-1 if s.winner is None else s.winner)
-                for s in view.sheets],
+        sheets=_sheets_to_pb(view.sheets),
     )
+
+
+_SHEETS: dict[tuple[Sheet, ...], list[pb.ScoreSheet]] = {}  # they change once a hand
+
+
+def _sheets_to_pb(sheets: tuple[Sheet, ...]) -> list[pb.ScoreSheet]:
+    hit = _SHEETS.get(sheets)
+    if hit is None:
+        if len(_SHEETS) >= 4096:
+            _SHEETS.clear()
+        hit = _SHEETS[sheets] = [
+            pb.ScoreSheet(points=list(s.points), hands_won=list(s.wins),
+                          extra_boxes=list(s.extra_boxes),
+                          winner=-1 if s.winner is None else s.winner)
+            for s in sheets]
+    return hit
 
 
 def _kind_of(msg: pb.Action) -> str:
