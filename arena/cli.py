@@ -188,9 +188,9 @@ def _exit_code(e: BaseException) -> int | None:
     if isinstance(e, BaseExceptionGroup):
         if e.subgroup(KeyboardInterrupt) is not None:
             return 130
-        user = e.subgroup((UsageError, CommandError))
-        if user is None:
-            return None
+        user, rest = e.split((UsageError, CommandError))
+        if user is None or rest is not None:
+            return None  # anything else in the group is a bug: show it all
         e = _first_leaf(user)
     if isinstance(e, KeyboardInterrupt):
         return 130
@@ -292,16 +292,25 @@ def _run_dir(option: str | None, seed: str) -> Path | None:
     import time
 
     root = Path("runs")
-    run = root / f"{time.strftime('%Y%m%d-%H%M%S')}-{seed[:8]}"
-    run.mkdir(parents=True, exist_ok=True)
+    root.mkdir(parents=True, exist_ok=True)
+    base = f"{time.strftime('%Y%m%d-%H%M%S')}-{seed[:8]}"
+    for n in range(1, 1000):  # two runs in the same second get two directories
+        run = root / (base if n == 1 else f"{base}-{n}")
+        try:
+            run.mkdir()
+            break
+        except FileExistsError:
+            continue
+    else:
+        raise UsageError(f"cannot make a new run directory under {root}/")
     link = root / "latest"
+    tmp = root / f".latest-{os.getpid()}"
     try:
-        tmp = root / f".latest-{os.getpid()}"
         tmp.unlink(missing_ok=True)
         tmp.symlink_to(run.name, target_is_directory=True)
         tmp.replace(link)
-    except OSError:  # no symlinks here: the run directory is printed anyway
-        pass
+    except OSError:  # no symlinks here, or runs/latest is a real directory: the run's own
+        tmp.unlink(missing_ok=True)  # directory is printed anyway
     return run
 
 

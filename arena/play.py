@@ -230,9 +230,10 @@ def play_in_process(opts: PlayOptions, entrants: list[Entrant], specs: list[Matc
                 finished(spec, *player.play(as_task(spec)))
         else:
             context = multiprocessing.get_context("spawn")
-            with ProcessPoolExecutor(workers, mp_context=context, initializer=init_worker,
-                                     initargs=(bots, opts.rules, opts.time_control, want_record,
-                                               os.getpid(), sys.path)) as pool:
+            pool = ProcessPoolExecutor(workers, mp_context=context, initializer=init_worker,
+                                       initargs=(bots, opts.rules, opts.time_control,
+                                                 want_record, os.getpid(), sys.path))
+            try:
                 # a few matches per task: fewer round trips, still even across workers
                 size = max(1, min(16, len(specs) // (workers * 8)))
                 batches = [specs[i:i + size] for i in range(0, len(specs), size)]
@@ -247,6 +248,8 @@ def play_in_process(opts: PlayOptions, entrants: list[Entrant], specs: list[Matc
                                         "as processes") from None
                     for spec, (result, record) in zip(futures[future], played, strict=True):
                         finished(spec, result, record)
+            finally:  # on Ctrl-C too: what has not started is dropped, not waited for
+                pool.shutdown(wait=True, cancel_futures=True)
     finally:
         close()
     out.sort(key=lambda item: item[0].match_id)

@@ -180,18 +180,25 @@ class BotPool:
     def __init__(self, processes: list[BotProcess]) -> None:
         self.all = processes
         self.free = list(processes)
+        self._given_back = trio.Event()
 
-    def take(self) -> BotProcess | None:
-        """A free process (a live one if any); None if every process of the bot is dead."""
-        if all(p.is_dead for p in self.all):
-            return None
-        live = [p for p in self.free if not p.is_dead]
-        process = (live or self.free)[0]
-        self.free.remove(process)
-        return process
+    async def take(self) -> BotProcess | None:
+        """A free live process, waiting for one to be given back if the free ones are dead;
+        None once every process of the bot is dead."""
+        while True:
+            if all(p.is_dead for p in self.all):
+                return None
+            live = [p for p in self.free if not p.is_dead]
+            if live:
+                self.free.remove(live[0])
+                return live[0]
+            with trio.move_on_after(0.25):  # deaths are not signalled: look again soon
+                await self._given_back.wait()
 
     def give_back(self, process: BotProcess) -> None:
         self.free.append(process)
+        self._given_back.set()
+        self._given_back = trio.Event()
 
 
 async def wait_ready(arena: Arena, pools: list[BotPool], timeout_s: float) -> list[str]:
@@ -243,7 +250,7 @@ async def play_seated(arena: Arena, driver: MatchDriver, seats: tuple[BotPool | 
         if isinstance(who, str):
             keys[seat] = who
             continue
-        process = taken[seat] = who.take()
+        process = taken[seat] = await who.take()
         if process is None:
             dead[seat] = who.all[0].describe_death()
         else:

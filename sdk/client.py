@@ -43,9 +43,10 @@ def _requests(outbox: queue.Queue[pb.BotMessage | None]) -> Iterator[pb.BotMessa
         yield item
 
 
-def _play_stream(bot: Bot, stub: Any, hello: pb.Hello, seen: list[str]) -> bool:
+def _play_stream(bot: Bot, stub: Any, hello: pb.Hello, seen: list[str], heard: list[int]
+                 ) -> bool:
     """One stream; True once a MatchEnd arrived. The seat's resume key, once known, goes
-    in ``seen``."""
+    in ``seen``; ``heard[0]`` counts the messages the stream brought."""
     outbox: queue.Queue[pb.BotMessage | None] = queue.Queue()
     outbox.put(pb.BotMessage(hello=hello))
     runs_only = False
@@ -54,6 +55,7 @@ def _play_stream(bot: Bot, stub: Any, hello: pb.Hello, seen: list[str]) -> bool:
     responses = stub.Play(_requests(outbox))
     try:
         for msg in responses:
+            heard[0] += 1
             kind = msg.WhichOneof("kind")
             if kind == "match_start":
                 ms = msg.match_start
@@ -124,25 +126,32 @@ def run(bot: Bot, address: str, *, token: str = "", resume: str = "", matches: i
         try:
             grpc.channel_ready_future(channel).result(timeout=connect_timeout_s)
         except grpc.FutureTimeoutError:
+            hint = " (over TLS: is its certificate trusted?)" if tls or tls_ca else ""
             raise SystemExit(f"[{bot.name}] cannot reach an arena at {address} within "
-                             f"{connect_timeout_s:g} s") from None
+                             f"{connect_timeout_s:g} s{hint}") from None
         stub = pb_grpc.ArenaStub(channel)  # type: ignore[no-untyped-call]
         deadline = 0.0
         while matches <= 0 or played < matches:
             hello = pb.Hello(name=bot.name, protocol_version=PROTOCOL_VERSION, token=token,
                              resume=resume)
             seen: list[str] = [resume] if resume else []
+            heard = [0]
+            opened = time.monotonic()
             try:
-                finished = _play_stream(bot, stub, hello, seen)
+                finished = _play_stream(bot, stub, hello, seen, heard)
             except grpc.RpcError as e:
                 code = e.code() if hasattr(e, "code") else None
                 if code in _FATAL:
                     raise SystemExit(f"[{bot.name}] refused by the arena: {code}: "
                                      f"{e.details() if hasattr(e, 'details') else e}") from None
                 if code == grpc.StatusCode.NOT_FOUND and resume:
-                    resume = ""  # the match ended meanwhile: ask for a new one
+                    played += 1  # the match ended while we were away; ask for a new one
+                    resume = ""
                     continue
-                if seen and not resume:  # dropped mid-match: resume it within the grace
+                working = heard[0] > 0 or time.monotonic() - opened > 0.5
+                if seen and (working or not resume):
+                    # a stream that was playing dropped mid-match (the first time or again):
+                    # resume it within the grace
                     resume = seen[-1]
                     deadline = time.monotonic() + retry_s
                     continue

@@ -362,6 +362,7 @@ class Arena:
         if missing:
             for s in seats:
                 if s is not None:  # back to the lobby for a later match
+                    s.entry.seated = False
                     self._waiting.setdefault(s.entry.key, []).insert(0, s.entry)
             if len(missing) == 2:
                 result = driver.abort(Termination.NO_SHOW, "neither bot connected")

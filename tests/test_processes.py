@@ -1,0 +1,118 @@
+"""Units around running bots: the process pool, run directories, exit codes, the SDK's
+resume loop (with a scripted stub: no network)."""
+
+from __future__ import annotations
+
+import time
+import types
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import grpc
+import pytest
+import trio
+import trio.testing
+
+import sdk.client as client
+from arena.cli import UsageError, _exit_code, _run_dir
+from arena.processes import BotPool, BotProcess
+from arena.protocol import pb
+
+
+def process(index: int, *, dead: bool = False) -> BotProcess:
+    p = BotProcess("bot", index, f"tok{index}", "greedy", "127.0.0.1:1", None)
+    p.is_dead = dead
+    return p
+
+
+def test_a_pool_never_hands_out_a_dead_process_while_a_live_one_is_busy() -> None:
+    live, dead = process(0), process(1, dead=True)
+    pool = BotPool([live, dead])
+    got: list[object] = []
+
+    async def main() -> None:
+        first = await pool.take()
+        assert first is live
+        async with trio.open_nursery() as nursery:
+            async def second() -> None:
+                got.append(await pool.take())  # only the dead one is free: wait
+
+            nursery.start_soon(second)
+            await trio.sleep(5)
+            assert got == []
+            pool.give_back(live)
+        assert got == [live]
+        live.is_dead = True
+        pool.give_back(live)
+        assert await pool.take() is None  # every process dead: the bot forfeits at once
+
+    trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))
+
+
+def test_run_directories_never_mix_and_latest_follows(tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    first, second = _run_dir(None, "seed1234"), _run_dir(None, "seed1234")
+    assert first != second and first.is_dir() and second.is_dir()
+    assert (tmp_path / "runs" / "latest").resolve() == second.resolve()
+    assert _run_dir("", "x") is None and _run_dir("mine", "x") == Path("mine")
+    assert not list((tmp_path / "runs").glob(".latest-*"))
+
+
+def test_only_a_group_of_user_errors_is_a_one_line_error(capsys: pytest.CaptureFixture[str]
+                                                          ) -> None:
+    assert _exit_code(ExceptionGroup("g", [UsageError("bad flag")])) == 2
+    assert capsys.readouterr().err == "arena: error: bad flag\n"
+    assert _exit_code(ExceptionGroup("g", [UsageError("bad"), RuntimeError("bug")])) is None
+    assert _exit_code(BaseExceptionGroup("g", [KeyboardInterrupt()])) == 130
+    assert _exit_code(RuntimeError("bug")) is None
+
+
+class _Drop(grpc.RpcError):
+    def code(self) -> grpc.StatusCode:
+        return grpc.StatusCode.UNAVAILABLE
+
+
+def test_the_sdk_resumes_every_drop_of_a_match(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Dropped three times, each time after playing on for longer than the retry window:
+    every drop is resumed with the seat's key, and the match is finished."""
+    hellos: list[str] = []
+
+    class Responses:
+        def __init__(self, messages: Iterator[pb.ServerMessage]) -> None:
+            self.messages = messages
+
+        def __iter__(self) -> Iterator[pb.ServerMessage]:
+            return self.messages
+
+        def cancel(self) -> None:
+            pass
+
+    def play(requests: Iterator[pb.BotMessage]) -> Responses:
+        hellos.append(next(requests).hello.resume)
+        n = len(hellos)
+
+        def stream() -> Iterator[pb.ServerMessage]:
+            if n == 1:
+                yield pb.ServerMessage(match_start=pb.MatchStart(match_id="m", resume_key="K"))
+            if n <= 3:
+                yield pb.ServerMessage(event=pb.Event())
+                time.sleep(0.15)  # longer than retry_s below
+                raise _Drop()
+            yield pb.ServerMessage(match_end=pb.MatchEnd(match_id="m"))
+
+        return Responses(stream())
+
+    monkeypatch.setattr(client.pb_grpc, "ArenaStub",
+                        lambda channel: types.SimpleNamespace(Play=play))
+    monkeypatch.setattr(client.grpc, "channel_ready_future",
+                        lambda channel: types.SimpleNamespace(result=lambda timeout: None))
+    ended: list[object] = []
+
+    class Bot(client.Bot):
+        def on_match_end(self, result: Any) -> None:
+            ended.append(result)
+
+    assert client.run(Bot(), "127.0.0.1:1", matches=1, retry_s=0.1) == 1
+    assert hellos == ["", "K", "K", "K"] and len(ended) == 1
