@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any, NoReturn
 
+from arena.groups import describe, first_leaf
 from arena.match.messages import TimeControl
 from arena.rules import RuleError, RulesConfig
 
@@ -191,7 +192,7 @@ def _exit_code(e: BaseException) -> int | None:
         user, rest = e.split((UsageError, CommandError))
         if user is None or rest is not None:
             return None  # anything else in the group is a bug: show it all
-        e = _first_leaf(user)
+        e = first_leaf(user)
     if isinstance(e, KeyboardInterrupt):
         return 130
     if isinstance(e, BrokenPipeError):  # e.g. `arena show FILE | head`: stop quietly
@@ -202,12 +203,6 @@ def _exit_code(e: BaseException) -> int | None:
         print(f"arena: error: {e}", file=sys.stderr)
         return 2
     return None
-
-
-def _first_leaf(e: BaseException) -> BaseException:
-    while isinstance(e, BaseExceptionGroup) and e.exceptions:
-        e = e.exceptions[0]
-    return e
 
 
 def port_number(text: str) -> int:
@@ -386,7 +381,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
                 port = await start_arena(nursery, arena, host=args.host, port=args.port)
             except Exception as e:  # the bind failed after all: say so in one line
                 raise UsageError(f"cannot serve on {args.host}:{args.port}: "
-                                 f"{str(_first_leaf(e)) or type(e).__name__}") from None
+                                 f"{describe(e)}") from None
             log.info("arena_ready", address=f"{args.host}:{port}", rules=rules.preset)
             print(f"arena listening on {args.host}:{port} (rules {rules.preset})", flush=True)
             nursery.start_soon(arena.serve_open, rules, tc, args.seed or None)

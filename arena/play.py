@@ -38,7 +38,6 @@ from arena.tournament.inproc import InProcessPlayer, init_worker, play_batch_in_
 from sdk.launch import SAMPLE_BOTS, SpecError, is_python_spec, load_bot_class
 
 log = structlog.get_logger("arena.play")
-ROOT = Path(__file__).resolve().parent.parent
 
 
 @dataclass(frozen=True)

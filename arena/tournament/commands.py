@@ -11,6 +11,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from arena.groups import describe
+
 
 class CommandError(Exception):
     """A problem with what the user asked for: one line, exit code 2."""
@@ -172,7 +174,7 @@ def ladder(db: Path, *, host: str, port: int, options: Any, tls_cert: Path | Non
                         lambda task_status: lad.serve(host=host, port=port, tls=tls,
                                                       task_status=task_status))
                 except Exception as e:  # the bind failed
-                    raise CommandError(f"cannot serve on {host}:{port}: {_root(e)}") from None
+                    raise CommandError(f"cannot serve on {host}:{port}: {describe(e)}") from None
                 print(f"ladder listening on {host}:{bound} ({'TLS' if tls else 'plaintext'}; "
                       f"rules {options.rules.preset}; {db})", flush=True)
                 with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
@@ -185,12 +187,6 @@ def ladder(db: Path, *, host: str, port: int, options: Any, tls_cert: Path | Non
     finally:
         store.close()
     return 0
-
-
-def _root(e: BaseException) -> str:
-    while isinstance(e, BaseExceptionGroup) and e.exceptions:
-        e = e.exceptions[0]
-    return str(e) or type(e).__name__
 
 
 __all__ = ["CommandError", "ladder", "register", "remote_leaderboard", "show_standings",

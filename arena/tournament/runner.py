@@ -31,12 +31,12 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import structlog
 import trio
 
+from arena.groups import first_leaf
 from arena.match.driver import MatchDriver
 from arena.match.messages import MatchResult, Termination
 from arena.processes import (
@@ -56,7 +56,6 @@ from arena.tournament.ratings import LiveRatings
 from arena.tournament.store import SqliteStore, Store, is_void
 
 log = structlog.get_logger("arena.tournament")
-ROOT = Path(__file__).resolve().parents[2]
 
 
 class RunError(Exception):
@@ -220,7 +219,7 @@ def run_tournament(cfg: TournamentConfig, store: Store | None = None, *, progres
                     failed = group.subgroup(lambda e: isinstance(e, RunError))
                     if failed is None:
                         raise
-                    raise _first(failed) from None
+                    raise first_leaf(failed) from None
         finally:
             run.summary.seconds = time.perf_counter() - started
             run.close()
@@ -228,12 +227,6 @@ def run_tournament(cfg: TournamentConfig, store: Store | None = None, *, progres
     finally:
         if own:
             db.close()
-
-
-def _first(e: BaseException) -> BaseException:
-    while isinstance(e, BaseExceptionGroup) and e.exceptions:
-        e = e.exceptions[0]
-    return e
 
 
 def _check_same_bots(cfg: TournamentConfig, store: Store) -> None:
