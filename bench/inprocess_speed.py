@@ -4,7 +4,9 @@
                                     [--pool-games 1000]
 
 First pinned to one core: hands/s and decisions/s, and the time per decision split
-between the bots' own code and the arena (engine, views, records, policy). Then what
+between the bots' own code and the arena (engine, views, records, policy); then, on the
+same core, what the server adds per decision to turn that into gRPC messages and back
+(the request with its events built and serialised, the answer parsed). Then what
 ``arena play A B --in-process`` does on the whole machine (a pool of one worker per CPU,
 replays off): its hands/s over ``--pool-games`` games.
 """
@@ -18,6 +20,14 @@ from typing import Any
 
 from arena.match.driver import MatchDriver
 from arena.match.local import play_local
+from arena.protocol import pb
+from arena.protocol.convert import (
+    action_from_pb,
+    action_to_pb,
+    event_to_pb,
+    is_move_event,
+    server_message,
+)
 from arena.rules import Action, preset
 from sdk.launch import load_bot_class
 
@@ -32,6 +42,36 @@ def timed(cls: type[Any], clock: list[float]) -> Any:
                 clock[0] += time.perf_counter() - t
 
     return Timed()
+
+
+def wire_cost(rules: Any, bots: tuple[type[Any], type[Any]], matches: int) -> tuple[float, int]:
+    """Seconds spent in the server's protobuf conversions over ``matches`` matches, and the
+    decisions they made: per request ``server_message`` (with the move events that ride in
+    it) and its serialisation, per answer parsing the bytes and ``action_from_pb``."""
+    spent, decisions = 0.0, 0
+    for i in range(matches):
+        driver = MatchDriver(f"w{i}", rules, ("a", "b"), seed=i, first_dealer=i % 2)
+        players = (bots[0](), bots[1]())
+        events: list[list[pb.Event]] = [[], []]
+        while not driver.is_over:
+            seat = driver.seat_to_act()
+            request = driver.next_request(5000, 0)
+            t = time.perf_counter()
+            for to, message in driver.drain():
+                if is_move_event(message):
+                    events[to].append(event_to_pb(message))  # type: ignore[arg-type]
+            server_message(request, events[seat]).SerializeToString()
+            events[seat] = []
+            spent += time.perf_counter() - t
+            action = players[seat].decide(request.view)
+            answer = pb.BotMessage(action=pb.ActionReply(
+                request_id=request.request_id, action=action_to_pb(action))).SerializeToString()
+            t = time.perf_counter()
+            action_from_pb(pb.BotMessage.FromString(answer).action.action)
+            spent += time.perf_counter() - t
+            driver.submit(action)
+            decisions += 1
+    return spent, decisions
 
 
 def main() -> None:
@@ -60,6 +100,9 @@ def main() -> None:
           f"{decisions / elapsed:,.0f} decisions/s ({hands} hands, {decisions / hands:.1f} "
           f"decisions/hand); per decision: arena {arena / decisions * 1e6:.1f} µs, "
           f"bots {clock[0] / decisions * 1e6:.1f} µs")
+    spent, wired = wire_cost(rules, (a, b), max(1, args.matches // 2))
+    print(f"protobuf per decision on the server (request built and serialised, answer parsed): "
+          f"{spent / wired * 1e6:.1f} µs ({wired} decisions)")
     if cpus is not None:
         os.sched_setaffinity(0, cpus)
     if args.pool_games:

@@ -77,3 +77,37 @@ def test_the_score_sheet_round_trips_with_three_hollywood_games() -> None:
         driver.submit(bots[driver.pending[0]].decide(view))
         driver.drain()
     assert scored  # the later games were visible once they had points
+
+
+def test_a_decision_request_carries_its_view_legal_moves_times_and_events() -> None:
+    """What goes on the wire for a request, read back from its bytes, is the seat's view,
+    its legal moves, its clocks and the move events that ride along, in order."""
+    from arena.match.driver import MatchDriver
+    from arena.protocol.convert import event_to_pb, is_move_event, server_message
+    from sample_bots import GreedyBot
+
+    driver = MatchDriver("w", preset("standard"), ("a", "b"), seed=11)
+    bots = (GreedyBot(), GreedyBot())
+    waiting: list[list[pb.Event]] = [[], []]
+    carried = 0
+    for n in range(3000):
+        if driver.is_over:
+            break
+        seat = driver.seat_to_act()
+        request = driver.next_request(4000 + n, 60000 - n)
+        for to, message in driver.drain():
+            if is_move_event(message):
+                waiting[to].append(event_to_pb(message))  # type: ignore[arg-type]
+        sent = pb.ServerMessage.FromString(
+            server_message(request, waiting[seat]).SerializeToString()).request
+        view = request.view
+        assert view_from_pb(sent.view, sent.legal)._replace(knock=None) == view._replace(
+            knock=None)
+        assert list(sent.legal) == [action_to_pb(a) for a in view.legal]
+        assert (sent.request_id, sent.time_left_ms, sent.bank_left_ms) == (
+            request.request_id, 4000 + n, 60000 - n)
+        assert list(sent.events) == waiting[seat]
+        carried += len(waiting[seat])
+        waiting[seat] = []
+        driver.submit(bots[seat].decide(view))
+    assert driver.is_over and carried > 100

@@ -111,12 +111,11 @@ async def _play(driver: MatchDriver, seats: tuple[Seat, Seat],
         conn = seats[seat]
         conn.send(request)
         started = trio.current_time()
-        allowed_s = (tc.decision_ms + bank[seat] + tc.margin_ms) / 1000
+        deadline = started + (tc.decision_ms + bank[seat] + tc.margin_ms) / 1000
         rejections = 0
         while True:
-            remaining = started + allowed_s - trio.current_time()
             reply: Reply | None = None
-            with trio.move_on_after(max(remaining, 0.0)) as scope:
+            with trio.move_on_at(deadline) as scope:
                 reply = await conn.receive()
             elapsed_ms = (trio.current_time() - started) * 1000
             if scope.cancelled_caught:

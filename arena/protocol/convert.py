@@ -252,23 +252,41 @@ _PHASE_NAMES = {p: f"PHASE_{p.name}" for p in Phase}  # the proto enum's names
 
 def view_to_pb(view: PlayerView) -> pb.View:
     """A seat's view as sent to it. Built from ``observe`` only (see arena.rules.view)."""
+    msg = pb.View()
+    _fill_view(msg, view)
+    return msg
+
+
+def _fill_view(msg: pb.View, view: PlayerView) -> None:
+    """Write ``view`` into the empty ``msg`` field by field: filling a message in place
+    costs about a third less than building it from keywords and copying it into its
+    parent (the request is built once per decision)."""
     seat = view.seat if view.seat is not None else 0
-    revealed = []
+    msg.seat = seat
+    msg.phase = _PHASE_NAMES[view.phase]  # type: ignore[assignment]
+    msg.turn = view.turn
+    msg.dealer = view.dealer
+    msg.hand.extend([_NAMES[c] for c in view.hand])
+    msg.opponent_hand_size = view.hand_sizes[1 - seat]
+    if view.opponent_known:
+        msg.opponent_known.extend([_NAMES[c] for c in view.opponent_known])
+    if view.known[seat]:
+        msg.own_known.extend([_NAMES[c] for c in view.known[seat]])
+    msg.discard_pile.extend([_NAMES[c] for c in view.discard_pile])
+    msg.stock_count = view.stock_count
+    msg.knock_limit = view.knock_limit
+    if view.upcard is not None:
+        msg.upcard = _NAMES[view.upcard]
+    msg.history.extend([_history_line(e) for e in view.history])
     if view.knock is not None:
         k = view.knock
-        revealed.append(_revealed(k.knocker, k.melds, k.deadwood_cards, k.deadwood))
-    return pb.View(
-        seat=seat, phase=_PHASE_NAMES[view.phase], turn=view.turn, dealer=view.dealer,
-        hand=_cards(view.hand), opponent_hand_size=view.hand_sizes[1 - seat],
-        opponent_known=_cards(view.opponent_known), own_known=_cards(view.known[seat]),
-        discard_pile=_cards(view.discard_pile), stock_count=view.stock_count,
-        knock_limit=view.knock_limit, upcard=str(view.upcard) if view.upcard is not None else "",
-        history=[_history_line(e) for e in view.history], revealed=revealed,
-        scores=list(view.scores), hand_number=view.hand_number,
-        taken_discard=str(view.taken) if view.taken is not None else "",
-        multiplier=view.multiplier,
-        sheets=_sheets_to_pb(view.sheets),
-    )
+        msg.revealed.append(_revealed(k.knocker, k.melds, k.deadwood_cards, k.deadwood))
+    msg.scores.extend(view.scores)
+    msg.hand_number = view.hand_number
+    if view.taken is not None:
+        msg.taken_discard = _NAMES[view.taken]
+    msg.multiplier = view.multiplier
+    msg.sheets.extend(_sheets_to_pb(view.sheets))
 
 
 _SHEETS: dict[tuple[Sheet, ...], list[pb.ScoreSheet]] = {}  # they change once a hand
@@ -385,9 +403,19 @@ def is_move_event(message: Outgoing) -> bool:
     return isinstance(message, OpponentActed | Defaulted)
 
 
+_EVENT_PB: dict[PublicEvent, pb.Event] = {}  # a few hundred distinct (seat, kind, card)
+
+
 def event_to_pb(message: OpponentActed | Defaulted) -> pb.Event:
+    """The protobuf form of a move event. An opponent's move is built once and shared:
+    callers copy it into a message (``extend``, a constructor) and never change it."""
     if isinstance(message, OpponentActed):
-        return pb.Event(opponent_action=_event_to_pb(message.event))
+        hit = _EVENT_PB.get(message.event)
+        if hit is None:
+            hit = pb.Event(opponent_action=_event_to_pb(message.event))
+            if len(_EVENT_PB) < 4096:
+                _EVENT_PB[message.event] = hit
+        return hit
     return pb.Event(own_action_defaulted=pb.PublicAction(action=action_to_pb(message.action)))
 
 
@@ -395,13 +423,18 @@ def server_message(message: Outgoing, events: Sequence[pb.Event] = ()) -> pb.Ser
     """The protobuf form of a message from the match layer to one seat; ``events`` ride
     along in a DecisionRequest."""
     if isinstance(message, DecisionRequest):
-        return pb.ServerMessage(request=pb.DecisionRequest(
-            request_id=message.request_id, view=view_to_pb(message.view),
-            legal=[action_to_pb(a) for a in message.view.legal],
-            time_left_ms=message.time_left_ms, bank_left_ms=message.bank_left_ms,
-            last_latency_ms=message.last_latency_ms,
-            previous_defaulted=message.previous_defaulted, events=events,
-        ))
+        out = pb.ServerMessage()
+        request = out.request  # filled in place: no nested message is built and copied
+        request.request_id = message.request_id
+        _fill_view(request.view, message.view)
+        request.legal.extend([action_to_pb(a) for a in message.view.legal])
+        request.time_left_ms = message.time_left_ms
+        request.bank_left_ms = message.bank_left_ms
+        request.last_latency_ms = message.last_latency_ms
+        request.previous_defaulted = message.previous_defaulted
+        if events:
+            request.events.extend(events)
+        return out
     if isinstance(message, OpponentActed | Defaulted):
         return pb.ServerMessage(event=event_to_pb(message))
     if isinstance(message, HandFinished):
