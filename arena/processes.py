@@ -16,11 +16,12 @@ import importlib.util
 import os
 import shlex
 import shutil
+import signal
 import sys
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import structlog
 import trio
@@ -139,14 +140,16 @@ class BotProcess:
                 started = time.monotonic()
                 self._killed = False
                 proc = self._proc = await trio.lowlevel.open_process(
-                    self.cmd, env=self.env, stdout=sink, stderr=sink)
+                    self.cmd, env=self.env, stdout=sink, stderr=sink,
+                    start_new_session=_OWN_GROUP)
                 try:
                     await proc.wait()
                 finally:
                     if proc.returncode is None:
-                        proc.kill()
+                        _kill(proc)
                         with trio.CancelScope(shield=True):
                             await proc.wait()
+                    _kill_group(proc)  # what it started dies with it
                 self.last_returncode = proc.returncode
                 if arena.closed:
                     return
@@ -170,7 +173,27 @@ class BotProcess:
         """Kill the process (it is stuck); the supervisor starts a fresh one."""
         if self._proc is not None and self._proc.returncode is None:
             self._killed = True
-            self._proc.kill()
+            _kill(self._proc)
+
+
+_OWN_GROUP: Final = os.name == "posix"
+"""Each bot process leads its own process group (and session), so killing a bot kills
+what it started too (a shell's children, a JVM a script ran), and the terminal's Ctrl-C
+reaches the arena only: the arena then stops the bots itself."""
+
+
+def _kill(proc: trio.Process) -> None:
+    """SIGKILL the bot process and its whole process group."""
+    _kill_group(proc)
+    with contextlib.suppress(ProcessLookupError):
+        proc.kill()
+
+
+def _kill_group(proc: trio.Process) -> None:
+    """SIGKILL whatever is left in the process group ``proc`` leads (a no-op if empty)."""
+    if _OWN_GROUP:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)
 
 
 class BotPool:

@@ -6,7 +6,10 @@ For each count N: an ``arena serve`` process (pinned to CPU 0) pairs 2N connecti
 this process (pinned to CPU 1) runs them as grpc.aio streams that answer at once (gin or
 knock when legal, else the first legal move), so the figures measure the arena, not a bot.
 Reported: decision round trip p50/p99 as the arena measures it (request sent to answer
-received, from the replays' per-action timings), decisions/s and hands/s seen by the bots.
+received, from the replays' per-action timings), decisions/s and hands/s seen by the bots,
+and (Linux, from /proc) the server's CPU time per decision, split between trio's thread
+(the match logic and message building) and all its other threads (the grpc.aio loop, grpc's
+poller and event engine), with its context switches per decision.
 The raw baseline (bench.raw_grpc_pingpong: the same messages, no trio, no match logic)
 runs in the same invocation with the same stream counts for comparison.
 """
@@ -79,7 +82,31 @@ async def bot(stub: Any, name: str, stop_at: float, counts: dict[str, int]) -> N
             call.cancel()
 
 
-async def drive(port: int, matches: int, warmup: float, duration: float) -> dict[str, float]:
+def server_cpu(pid: int) -> dict[str, float]:
+    """CPU seconds of trio's thread (the main one) and of all the others, and context
+    switches, of process ``pid`` so far; empty where /proc is missing."""
+    out = {"trio_s": 0.0, "other_s": 0.0, "switches": 0.0}
+    tick = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return {}
+    for tid in tids:
+        try:
+            stat = Path(f"/proc/{pid}/task/{tid}/stat").read_text()
+            status = Path(f"/proc/{pid}/task/{tid}/status").read_text()
+        except OSError:  # the thread ended meanwhile
+            continue
+        fields = stat.rsplit(")", 1)[1].split()
+        seconds = (int(fields[11]) + int(fields[12])) / tick  # utime + stime
+        out["trio_s" if tid == str(pid) else "other_s"] += seconds
+        out["switches"] += sum(int(line.split()[1]) for line in status.splitlines()
+                               if "ctxt_switches:" in line)
+    return out
+
+
+async def drive(port: int, matches: int, warmup: float, duration: float,
+                server_pid: int = 0) -> dict[str, float]:
     counts = {"decisions": 0, "hand_events": 0}
     async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
         await channel.channel_ready()
@@ -90,13 +117,23 @@ async def drive(port: int, matches: int, warmup: float, duration: float) -> dict
                  for i in range(2 * matches)]
         await asyncio.sleep(warmup)
         base = dict(counts)
+        cpu0 = server_cpu(server_pid) if server_pid else {}
         t0 = time.perf_counter()
         await asyncio.sleep(duration)
         elapsed = time.perf_counter() - t0
+        cpu1 = server_cpu(server_pid) if server_pid else {}
         measured = {k: counts[k] - base[k] for k in counts}
         await asyncio.gather(*tasks, return_exceptions=True)
-    return {"decisions_per_s": measured["decisions"] / elapsed,
-            "hands_per_s": measured["hand_events"] / 2 / elapsed}
+    result = {"decisions_per_s": measured["decisions"] / elapsed,
+              "hands_per_s": measured["hand_events"] / 2 / elapsed}
+    if cpu0 and cpu1 and measured["decisions"]:
+        per = 1 / measured["decisions"]
+        result["trio_us"] = (cpu1["trio_s"] - cpu0["trio_s"]) * per * 1e6
+        result["other_us"] = (cpu1["other_s"] - cpu0["other_s"]) * per * 1e6
+        result["switches"] = (cpu1["switches"] - cpu0["switches"]) * per
+        result["server_cpu"] = (cpu1["trio_s"] + cpu1["other_s"] - cpu0["trio_s"]
+                                - cpu0["other_s"]) / elapsed
+    return result
 
 
 def round_trips(replays: Path) -> list[float]:
@@ -126,7 +163,7 @@ def run_level(matches: int, warmup: float, duration: float) -> dict[str, float]:
         try:
             assert server.stdout is not None
             server.stdout.readline()  # "arena listening on ..."
-            result = asyncio.run(drive(port, matches, warmup, duration))
+            result = asyncio.run(drive(port, matches, warmup, duration, server.pid))
         finally:
             server.send_signal(signal.SIGTERM)
             server.wait(timeout=30)
@@ -147,11 +184,15 @@ def main() -> int:
     pin(1)
     levels = [int(x) for x in args.matches.split(",")]
     print(f"arena ({os.cpu_count()} cores; server on CPU 0, bots on CPU 1)")
-    print(f"{'matches':>8} {'p50 µs':>9} {'p99 µs':>9} {'decisions/s':>12} {'hands/s':>9}")
+    print(f"{'matches':>8} {'p50 µs':>9} {'p99 µs':>9} {'decisions/s':>12} {'hands/s':>9}"
+          f" {'server CPU':>10} {'trio µs/d':>10} {'other µs/d':>10} {'switches/d':>10}")
+    nan = float("nan")
     for n in levels:
         r = run_level(n, args.warmup, args.duration)
-        print(f"{n:>8} {r.get('p50_us', float('nan')):>9.0f} {r.get('p99_us', float('nan')):>9.0f}"
-              f" {r['decisions_per_s']:>12.0f} {r['hands_per_s']:>9.1f}", flush=True)
+        print(f"{n:>8} {r.get('p50_us', nan):>9.0f} {r.get('p99_us', nan):>9.0f}"
+              f" {r['decisions_per_s']:>12.0f} {r['hands_per_s']:>9.1f}"
+              f" {r.get('server_cpu', nan):>10.0%} {r.get('trio_us', nan):>10.0f}"
+              f" {r.get('other_us', nan):>10.0f} {r.get('switches', nan):>10.1f}", flush=True)
     if not args.no_raw:
         print("raw grpc.aio ping-pong, same run (streams = matches):", flush=True)
         subprocess.run([sys.executable, "-m", "bench.raw_grpc_pingpong", "--streams",

@@ -116,3 +116,39 @@ def test_the_sdk_resumes_every_drop_of_a_match(monkeypatch: pytest.MonkeyPatch) 
 
     assert client.run(Bot(), "127.0.0.1:1", matches=1, retry_s=0.1) == 1
     assert hellos == ["", "K", "K", "K"] and len(ended) == 1
+
+
+def _alive(pid: int) -> bool:
+    """True while ``pid`` runs (a zombie nobody reaped counts as gone)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return False
+    return fields[0] not in ("Z", "X")
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc")
+def test_killing_a_bot_kills_what_it_started(tmp_path: Path) -> None:
+    """A bot command that starts a child (a shell running the real bot, say): stopping the
+    bot stops the child too, so nothing outlives the arena."""
+    pidfile = tmp_path / "child.pid"
+    spec = f"sh -c 'sleep 60 & echo $! > {pidfile}; wait'"
+    bot = BotProcess("shell", 0, "tok", spec, "127.0.0.1:1", None)
+    arena = types.SimpleNamespace(closed=False)
+
+    async def main() -> int:
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(bot.supervise, arena)
+            with trio.fail_after(10):
+                while not pidfile.exists() or not pidfile.read_text().strip():
+                    await trio.sleep(0.02)
+            child = int(pidfile.read_text())
+            assert _alive(child)
+            nursery.cancel_scope.cancel()
+        return child
+
+    child = trio.run(main)
+    deadline = time.monotonic() + 5
+    while _alive(child) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert not _alive(child)
