@@ -1,6 +1,6 @@
 """Arena throughput and decision round trip, beside a raw grpc.aio ping-pong.
 
-    python -m bench.arena_speed [--matches 1,16,64] [--duration 8]
+    python -m bench.arena_speed [--matches 1,16,64] [--duration 6] [--rounds 3]
 
 For each count N: an ``arena serve`` process (pinned to CPU 0) pairs 2N connecting bots;
 this process (pinned to CPU 1) runs them as grpc.aio streams that answer at once (gin or
@@ -10,8 +10,12 @@ received, from the replays' per-action timings), decisions/s and hands/s seen by
 and (Linux, from /proc) the server's CPU time per decision, split between trio's thread
 (the match logic and message building) and all its other threads (the grpc.aio loop, grpc's
 poller and event engine), with its context switches per decision.
+
 The raw baseline (bench.raw_grpc_pingpong: the same messages, no trio, no match logic)
-runs in the same invocation with the same stream counts for comparison.
+runs right after each arena run with as many streams as the arena has matches, and the
+pair is repeated ``--rounds`` times: this machine's speed drifts by tens of percent from
+minute to minute, so only a ratio of neighbouring runs means much. Printed: each round,
+then per count the median of each figure and of the per-round ratios.
 """
 
 from __future__ import annotations
@@ -174,30 +178,67 @@ def run_level(matches: int, warmup: float, duration: float) -> dict[str, float]:
     return result
 
 
+def run_raw(streams: int, warmup: float, duration: float) -> dict[str, float]:
+    """One raw grpc.aio ping-pong run (its own server process), as a dict."""
+    out = subprocess.run(
+        [sys.executable, "-m", "bench.raw_grpc_pingpong", "--streams", str(streams), "--json",
+         "--duration", str(duration), "--warmup", str(warmup)],
+        cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)), capture_output=True, text=True,
+        check=True, timeout=120)
+    return dict(json.loads(out.stdout.strip().splitlines()[-1]))
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else "")
     ap.add_argument("--matches", default="1,16,64")
-    ap.add_argument("--duration", type=float, default=8.0)
+    ap.add_argument("--duration", type=float, default=6.0)
     ap.add_argument("--warmup", type=float, default=1.5)
+    ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--no-raw", action="store_true", help="skip the raw baseline")
     args = ap.parse_args()
     pin(1)
     levels = [int(x) for x in args.matches.split(",")]
-    print(f"arena ({os.cpu_count()} cores; server on CPU 0, bots on CPU 1)")
-    print(f"{'matches':>8} {'p50 µs':>9} {'p99 µs':>9} {'decisions/s':>12} {'hands/s':>9}"
-          f" {'server CPU':>10} {'trio µs/d':>10} {'other µs/d':>10} {'switches/d':>10}")
     nan = float("nan")
+    print(f"arena vs raw grpc.aio ({os.cpu_count()} cores; servers on CPU 0, bots on CPU 1; "
+          f"grpcio {grpc.__version__})")
+    print(f"{'matches':>7} {'p50 µs':>7} {'p99 µs':>7} {'dec/s':>6} {'hands/s':>7} "
+          f"{'srv CPU':>7} {'trio µs':>7} {'other µs':>8} {'sw/dec':>6} | {'raw p50':>7} "
+          f"{'raw rt/s':>8} {'raw µs':>6} | {'p50 ×':>5} {'thr %':>5}")
+    summary: dict[int, list[tuple[dict[str, float], dict[str, float]]]] = {n: [] for n in levels}
+    for _ in range(args.rounds):
+        for n in levels:
+            a = run_level(n, args.warmup, args.duration)
+            r = {} if args.no_raw else run_raw(n, 1.0, min(args.duration, 5.0))
+            summary[n].append((a, r))
+            p50x = a.get("p50_us", nan) / r.get("p50_us", nan)
+            thr = a["decisions_per_s"] / r.get("rt_per_s", nan) * 100
+            print(f"{n:>7} {a.get('p50_us', nan):>7.0f} {a.get('p99_us', nan):>7.0f}"
+                  f" {a['decisions_per_s']:>6.0f} {a['hands_per_s']:>7.1f}"
+                  f" {a.get('server_cpu', nan):>7.0%} {a.get('trio_us', nan):>7.0f}"
+                  f" {a.get('other_us', nan):>8.0f} {a.get('switches', nan):>6.1f} |"
+                  f" {r.get('p50_us', nan):>7.0f} {r.get('rt_per_s', nan):>8.0f}"
+                  f" {r.get('server_cpu_us_per_rt') or nan:>6.0f} | {p50x:>5.2f} {thr:>5.0f}",
+                  flush=True)
+    print("medians over the rounds:")
     for n in levels:
-        r = run_level(n, args.warmup, args.duration)
-        print(f"{n:>8} {r.get('p50_us', nan):>9.0f} {r.get('p99_us', nan):>9.0f}"
-              f" {r['decisions_per_s']:>12.0f} {r['hands_per_s']:>9.1f}"
-              f" {r.get('server_cpu', nan):>10.0%} {r.get('trio_us', nan):>10.0f}"
-              f" {r.get('other_us', nan):>10.0f} {r.get('switches', nan):>10.1f}", flush=True)
-    if not args.no_raw:
-        print("raw grpc.aio ping-pong, same run (streams = matches):", flush=True)
-        subprocess.run([sys.executable, "-m", "bench.raw_grpc_pingpong", "--streams",
-                        args.matches, "--duration", str(min(args.duration, 5.0))],
-                       cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)), check=False)
+        pairs = summary[n]
+
+        def med(values: list[float]) -> float:
+            return statistics.median(values) if values else nan
+
+        arena_p50 = med([a.get("p50_us", nan) for a, _ in pairs])
+        arena_rate = med([a["decisions_per_s"] for a, _ in pairs])
+        if args.no_raw:
+            print(f"{n:>7} matches: p50 {arena_p50:.0f} µs, {arena_rate:,.0f} decisions/s")
+            continue
+        raw_p50 = med([r["p50_us"] for _, r in pairs])
+        raw_rate = med([r["rt_per_s"] for _, r in pairs])
+        p50x = [a.get("p50_us", nan) / r["p50_us"] for a, r in pairs]
+        thr = [a["decisions_per_s"] / r["rt_per_s"] * 100 for a, r in pairs]
+        print(f"{n:>7} matches: p50 {arena_p50:.0f} µs vs raw {raw_p50:.0f} "
+              f"({med(p50x):.2f}×, rounds {min(p50x):.2f}-{max(p50x):.2f}); "
+              f"{arena_rate:,.0f} decisions/s vs raw {raw_rate:,.0f} rt/s "
+              f"({med(thr):.0f}%, rounds {min(thr):.0f}-{max(thr):.0f}%)")
     return 0
 
 

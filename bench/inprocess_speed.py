@@ -6,7 +6,9 @@
 First pinned to one core: hands/s and decisions/s, and the time per decision split
 between the bots' own code and the arena (engine, views, records, policy); then, on the
 same core, what the server adds per decision to turn that into gRPC messages and back
-(the request with its events built and serialised, the answer parsed). Then what
+(the request with its events built and serialised, the answer parsed), and what the
+match runner (its deadline, channel and task switch per decision) costs under trio, with
+64 matches between in-memory seats that answer at once. Then what
 ``arena play A B --in-process`` does on the whole machine (a pool of one worker per CPU,
 replays off): its hands/s over ``--pool-games`` games.
 """
@@ -14,12 +16,18 @@ replays off): its hands/s over ``--pool-games`` games.
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import time
 from typing import Any
 
+import trio
+
+from arena.logs import configure as configure_logs
 from arena.match.driver import MatchDriver
 from arena.match.local import play_local
+from arena.match.messages import DecisionRequest, Outgoing, Reply
+from arena.match.runner import run_match
 from arena.protocol import pb
 from arena.protocol.convert import (
     action_from_pb,
@@ -74,6 +82,57 @@ def wire_cost(rules: Any, bots: tuple[type[Any], type[Any]], matches: int) -> tu
     return spent, decisions
 
 
+class _InstantSeat:
+    """A runner seat answering each request at once with its first legal move."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self._send, self._inbox = trio.open_memory_channel[Reply](math.inf)
+
+    def send(self, message: Outgoing) -> None:
+        if isinstance(message, DecisionRequest):
+            self._send.send_nowait(Reply(message.request_id, message.view.legal[0]))
+
+    async def receive(self) -> Reply | None:
+        return await self._inbox.receive()
+
+    async def wait_back(self, grace_s: float) -> bool:
+        return False
+
+
+def runner_cost(rules: Any, matches: int, seconds: float) -> tuple[float, float]:
+    """µs a decision of ``run_match`` with ``matches`` at once between instant seats, and
+    of the driver alone making the same kind of moves."""
+    decisions = [0]
+
+    async def one(i: int, stop: float) -> None:
+        k = 0
+        while time.perf_counter() < stop:
+            driver = MatchDriver(f"r{i}-{k}", rules, ("a", "b"), seed=i * 10_000 + k)
+            await run_match(driver, (_InstantSeat("a"), _InstantSeat("b")))
+            decisions[0] += sum(s.decisions for s in driver.stats)
+            k += 1
+
+    async def all_matches() -> float:
+        start = time.perf_counter()
+        async with trio.open_nursery() as nursery:
+            for i in range(matches):
+                nursery.start_soon(one, i, start + seconds)
+        return time.perf_counter() - start
+
+    elapsed = trio.run(all_matches)
+    with_runner = elapsed / decisions[0] * 1e6
+    start, alone = time.perf_counter(), 0
+    for k in range(50):
+        driver = MatchDriver(f"d{k}", rules, ("a", "b"), seed=k)
+        while not driver.is_over:
+            request = driver.next_request()
+            driver.drain()
+            driver.submit(request.view.legal[0])
+            alone += 1
+    return with_runner, (time.perf_counter() - start) / alone * 1e6
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else "")
     ap.add_argument("--matches", type=int, default=100)
@@ -103,6 +162,10 @@ def main() -> None:
     spent, wired = wire_cost(rules, (a, b), max(1, args.matches // 2))
     print(f"protobuf per decision on the server (request built and serialised, answer parsed): "
           f"{spent / wired * 1e6:.1f} µs ({wired} decisions)")
+    configure_logs(json=False, level="warning")  # no match_end lines
+    with_runner, alone = runner_cost(rules, 64, 4.0)
+    print(f"run_match under trio, 64 matches between instant seats: {with_runner:.1f} µs a "
+          f"decision (the driver alone, same moves: {alone:.1f} µs)")
     if cpus is not None:
         os.sched_setaffinity(0, cpus)
     if args.pool_games:
