@@ -190,7 +190,12 @@ def _kill(proc: trio.Process) -> None:
 
 
 def _kill_group(proc: trio.Process) -> None:
-    """SIGKILL whatever is left in the process group ``proc`` leads (a no-op if empty)."""
+    """SIGKILL whatever is left in the process group ``proc`` leads (a no-op if empty).
+
+    After ``proc`` was reaped its pid stays reserved while its group has members, so this
+    reaches the right group; with the group empty it fails with ESRCH, unless the pid was
+    reused meanwhile by a new group leader of this user (it is called right after the reap,
+    so that needs the pid counter to wrap around in between)."""
     if _OWN_GROUP:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(proc.pid, signal.SIGKILL)

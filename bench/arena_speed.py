@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import math
 import os
 import signal
 import socket
@@ -87,25 +88,28 @@ async def bot(stub: Any, name: str, stop_at: float, counts: dict[str, int]) -> N
 
 
 def server_cpu(pid: int) -> dict[str, float]:
-    """CPU seconds of trio's thread (the main one) and of all the others, and context
-    switches, of process ``pid`` so far; empty where /proc is missing."""
-    out = {"trio_s": 0.0, "other_s": 0.0, "switches": 0.0}
+    """Process ``pid`` so far, from /proc (empty where it is missing): CPU seconds of the
+    whole process (threads that ended included) and of trio's thread (the main one), and
+    each live thread's context switches by thread id."""
     tick = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+    def cpu_seconds(stat_path: str) -> float:
+        fields = Path(stat_path).read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / tick  # utime + stime
+
     try:
+        out = {"all_s": cpu_seconds(f"/proc/{pid}/stat"),
+               "trio_s": cpu_seconds(f"/proc/{pid}/task/{pid}/stat")}
         tids = os.listdir(f"/proc/{pid}/task")
     except OSError:
         return {}
     for tid in tids:
         try:
-            stat = Path(f"/proc/{pid}/task/{tid}/stat").read_text()
             status = Path(f"/proc/{pid}/task/{tid}/status").read_text()
         except OSError:  # the thread ended meanwhile
             continue
-        fields = stat.rsplit(")", 1)[1].split()
-        seconds = (int(fields[11]) + int(fields[12])) / tick  # utime + stime
-        out["trio_s" if tid == str(pid) else "other_s"] += seconds
-        out["switches"] += sum(int(line.split()[1]) for line in status.splitlines()
-                               if "ctxt_switches:" in line)
+        out[f"switches {tid}"] = sum(int(line.split()[1]) for line in status.splitlines()
+                                     if "ctxt_switches:" in line)
     return out
 
 
@@ -131,12 +135,14 @@ async def drive(port: int, matches: int, warmup: float, duration: float,
     result = {"decisions_per_s": measured["decisions"] / elapsed,
               "hands_per_s": measured["hand_events"] / 2 / elapsed}
     if cpu0 and cpu1 and measured["decisions"]:
-        per = 1 / measured["decisions"]
-        result["trio_us"] = (cpu1["trio_s"] - cpu0["trio_s"]) * per * 1e6
-        result["other_us"] = (cpu1["other_s"] - cpu0["other_s"]) * per * 1e6
-        result["switches"] = (cpu1["switches"] - cpu0["switches"]) * per
-        result["server_cpu"] = (cpu1["trio_s"] + cpu1["other_s"] - cpu0["trio_s"]
-                                - cpu0["other_s"]) / elapsed
+        per = 1e6 / measured["decisions"]
+        all_s, trio_s = cpu1["all_s"] - cpu0["all_s"], cpu1["trio_s"] - cpu0["trio_s"]
+        result["trio_us"] = trio_s * per
+        result["other_us"] = (all_s - trio_s) * per
+        result["server_cpu"] = all_s / elapsed
+        # threads alive at the end; one that ended inside the window is left out
+        result["switches"] = sum(v - cpu0.get(k, 0) for k, v in cpu1.items()
+                                 if k.startswith("switches")) * per / 1e6
     return result
 
 
@@ -208,7 +214,7 @@ def main() -> int:
     for _ in range(args.rounds):
         for n in levels:
             a = run_level(n, args.warmup, args.duration)
-            r = {} if args.no_raw else run_raw(n, 1.0, min(args.duration, 5.0))
+            r = {} if args.no_raw else run_raw(n, args.warmup, min(args.duration, 5.0))
             summary[n].append((a, r))
             p50x = a.get("p50_us", nan) / r.get("p50_us", nan)
             thr = a["decisions_per_s"] / r.get("rt_per_s", nan) * 100
@@ -219,13 +225,18 @@ def main() -> int:
                   f" {r.get('p50_us', nan):>7.0f} {r.get('rt_per_s', nan):>8.0f}"
                   f" {r.get('server_cpu_us_per_rt') or nan:>6.0f} | {p50x:>5.2f} {thr:>5.0f}",
                   flush=True)
-    print("medians over the rounds:")
+    print("medians over the rounds (ratio of medians; per-round ratios' range):")
+
+    def med(values: list[float]) -> float:
+        known = [v for v in values if not math.isnan(v)]
+        return statistics.median(known) if known else nan
+
+    def spread(values: list[float], fmt: str) -> str:
+        known = [v for v in values if not math.isnan(v)]
+        return f"{min(known):{fmt}}-{max(known):{fmt}}" if known else "-"
+
     for n in levels:
         pairs = summary[n]
-
-        def med(values: list[float]) -> float:
-            return statistics.median(values) if values else nan
-
         arena_p50 = med([a.get("p50_us", nan) for a, _ in pairs])
         arena_rate = med([a["decisions_per_s"] for a, _ in pairs])
         if args.no_raw:
@@ -236,9 +247,9 @@ def main() -> int:
         p50x = [a.get("p50_us", nan) / r["p50_us"] for a, r in pairs]
         thr = [a["decisions_per_s"] / r["rt_per_s"] * 100 for a, r in pairs]
         print(f"{n:>7} matches: p50 {arena_p50:.0f} µs vs raw {raw_p50:.0f} "
-              f"({med(p50x):.2f}×, rounds {min(p50x):.2f}-{max(p50x):.2f}); "
+              f"({arena_p50 / raw_p50:.2f}×; rounds {spread(p50x, '.2f')}×); "
               f"{arena_rate:,.0f} decisions/s vs raw {raw_rate:,.0f} rt/s "
-              f"({med(thr):.0f}%, rounds {min(thr):.0f}-{max(thr):.0f}%)")
+              f"({arena_rate / raw_rate * 100:.0f}%; rounds {spread(thr, '.0f')}%)")
     return 0
 
 
