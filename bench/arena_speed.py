@@ -1,21 +1,23 @@
-"""Arena throughput and decision round trip, beside a raw grpc.aio ping-pong.
+"""Arena throughput and decision round trip, beside raw grpc.aio and the bridge alone.
 
     python -m bench.arena_speed [--matches 1,16,64] [--duration 6] [--rounds 3]
 
 For each count N: an ``arena serve`` process (pinned to CPU 0) pairs 2N connecting bots;
 this process (pinned to CPU 1) runs them as grpc.aio streams that answer at once (gin or
 knock when legal, else the first legal move), so the figures measure the arena, not a bot.
-Reported: decision round trip p50/p99 as the arena measures it (request sent to answer
-received, from the replays' per-action timings), decisions/s and hands/s seen by the bots,
-and (Linux, from /proc) the server's CPU time per decision, split between trio's thread
-(the match logic and message building) and all its other threads (the grpc.aio loop, grpc's
-poller and event engine), with its context switches per decision.
+Reported: the decision round trip p50/p99 timed on the client as raw's is (an answer
+written to the match's next request read), the p50 of what the arena charges a bot's
+clock (request sent to answer received, from the replays), decisions/s and hands/s, and
+(Linux, from /proc) the server's CPU time per decision, split between trio's thread (the
+match logic and message building) and the rest (the grpc.aio loop, grpc's poller and event
+engine), with its context switches per decision.
 
-The raw baseline (bench.raw_grpc_pingpong: the same messages, no trio, no match logic)
-runs right after each arena run with as many streams as the arena has matches, and the
-pair is repeated ``--rounds`` times: this machine's speed drifts by tens of percent from
-minute to minute, so only a ratio of neighbouring runs means much. Printed: each round,
-then per count the median of each figure and of the per-round ratios.
+Right after each arena run, with as many streams as the arena has matches: the raw
+baseline (bench.raw_grpc_pingpong: the same messages, no trio, no match logic), then the
+same ping-pong served through the arena's bridge with no match logic (``--bridge``), which
+shows what the bridge alone costs. The set is repeated ``--rounds`` times: this machine's
+speed drifts by tens of percent from minute to minute, so only neighbouring runs compare.
+Printed: each round, then per count the medians and the range of the per-round ratios.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ import grpc.aio
 from arena.protocol import PROTOCOL_VERSION, pb, pb_grpc
 
 ROOT = Path(__file__).resolve().parents[1]
+RPC_TIMEOUT = 120.0  # seconds: a deadline on every stream, so nothing outlives a hang
 
 
 def free_port() -> int:
@@ -56,24 +59,32 @@ def choose(req: pb.DecisionRequest) -> pb.Action:
     return req.legal[0]
 
 
-async def bot(stub: Any, name: str, stop_at: float, counts: dict[str, int]) -> None:
+async def bot(stub: Any, name: str, stop_at: float, counts: dict[str, int],
+              answered: dict[str, int], samples: list[int], window: list[bool]) -> None:
+    """One bot: play matches until ``stop_at``, answering each request at once. A round trip
+    is timed as raw's is, on the client: from writing an answer (``answered``, per match) to
+    reading the match's next request, whichever of its two bots that goes to."""
+    clock = time.perf_counter_ns
+    hello = pb.BotMessage(hello=pb.Hello(name=name, protocol_version=PROTOCOL_VERSION))
     while time.perf_counter() < stop_at:
-        queue: asyncio.Queue[pb.BotMessage | None] = asyncio.Queue()
-        await queue.put(pb.BotMessage(hello=pb.Hello(name=name,
-                                                     protocol_version=PROTOCOL_VERSION)))
-
-        async def requests(q: asyncio.Queue[pb.BotMessage | None] = queue) -> Any:
-            while (item := await q.get()) is not None:
-                yield item
-
-        call = stub.Play(requests())
+        call = stub.Play(timeout=RPC_TIMEOUT)
+        match_id = ""
         try:
-            async for msg in call:
+            await call.write(hello)
+            while (msg := await call.read()) is not grpc.aio.EOF:
                 kind = msg.WhichOneof("kind")
                 if kind == "request":
+                    now = clock()
+                    sent = answered.get(match_id)
+                    if sent is not None and window[0]:
+                        samples.append(now - sent)
                     counts["decisions"] += 1
-                    await queue.put(pb.BotMessage(action=pb.ActionReply(
-                        request_id=msg.request.request_id, action=choose(msg.request))))
+                    reply = pb.BotMessage(action=pb.ActionReply(
+                        request_id=msg.request.request_id, action=choose(msg.request)))
+                    answered[match_id] = clock()
+                    await call.write(reply)
+                elif kind == "match_start":
+                    match_id = msg.match_start.match_id
                 elif kind == "event" and msg.event.WhichOneof("kind") == "hand_result":
                     counts["hand_events"] += 1
                 elif kind == "match_end":
@@ -83,7 +94,7 @@ async def bot(stub: Any, name: str, stop_at: float, counts: dict[str, int]) -> N
         except grpc.aio.AioRpcError:
             pass
         finally:
-            await queue.put(None)
+            answered.pop(match_id, None)
             call.cancel()
 
 
@@ -116,24 +127,34 @@ def server_cpu(pid: int) -> dict[str, float]:
 async def drive(port: int, matches: int, warmup: float, duration: float,
                 server_pid: int = 0) -> dict[str, float]:
     counts = {"decisions": 0, "hand_events": 0}
+    answered: dict[str, int] = {}
+    samples: list[int] = []
+    window = [False]
     async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
         await channel.channel_ready()
         stub = pb_grpc.ArenaStub(channel)  # type: ignore[no-untyped-call]
         start = time.perf_counter()
         stop_at = start + warmup + duration
-        tasks = [asyncio.create_task(bot(stub, f"b{i}", stop_at, counts))
+        tasks = [asyncio.create_task(bot(stub, f"b{i}", stop_at, counts, answered, samples,
+                                         window))
                  for i in range(2 * matches)]
         await asyncio.sleep(warmup)
         base = dict(counts)
+        window[0] = True
         cpu0 = server_cpu(server_pid) if server_pid else {}
         t0 = time.perf_counter()
         await asyncio.sleep(duration)
         elapsed = time.perf_counter() - t0
         cpu1 = server_cpu(server_pid) if server_pid else {}
+        window[0] = False
         measured = {k: counts[k] - base[k] for k in counts}
         await asyncio.gather(*tasks, return_exceptions=True)
     result = {"decisions_per_s": measured["decisions"] / elapsed,
               "hands_per_s": measured["hand_events"] / 2 / elapsed}
+    if samples:
+        samples.sort()
+        result["p50_us"] = samples[len(samples) // 2] / 1e3
+        result["p99_us"] = samples[int(len(samples) * 0.99)] / 1e3
     if cpu0 and cpu1 and measured["decisions"]:
         per = 1e6 / measured["decisions"]
         all_s, trio_s = cpu1["all_s"] - cpu0["all_s"], cpu1["trio_s"] - cpu0["trio_s"]
@@ -179,16 +200,17 @@ def run_level(matches: int, warmup: float, duration: float) -> dict[str, float]:
             server.wait(timeout=30)
         rts = sorted(round_trips(Path(tmp)))
     if rts:
-        result["p50_us"] = statistics.median(rts) * 1000
-        result["p99_us"] = rts[int(len(rts) * 0.99)] * 1000
+        result["charged_us"] = statistics.median(rts) * 1000
     return result
 
 
-def run_raw(streams: int, warmup: float, duration: float) -> dict[str, float]:
-    """One raw grpc.aio ping-pong run (its own server process), as a dict."""
+def run_raw(streams: int, warmup: float, duration: float, *, bridge: bool = False
+            ) -> dict[str, float]:
+    """One raw grpc.aio ping-pong run (its own server process; ``bridge``: served through
+    the arena's bridge), as a dict."""
     out = subprocess.run(
         [sys.executable, "-m", "bench.raw_grpc_pingpong", "--streams", str(streams), "--json",
-         "--duration", str(duration), "--warmup", str(warmup)],
+         "--duration", str(duration), "--warmup", str(warmup), *(["--bridge"] if bridge else [])],
         cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)), capture_output=True, text=True,
         check=True, timeout=120)
     return dict(json.loads(out.stdout.strip().splitlines()[-1]))
@@ -200,31 +222,37 @@ def main() -> int:
     ap.add_argument("--duration", type=float, default=6.0)
     ap.add_argument("--warmup", type=float, default=1.5)
     ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--no-raw", action="store_true", help="skip the raw baseline")
+    ap.add_argument("--no-raw", action="store_true", help="skip the raw and bridge baselines")
     args = ap.parse_args()
     pin(1)
     levels = [int(x) for x in args.matches.split(",")]
     nan = float("nan")
-    print(f"arena vs raw grpc.aio ({os.cpu_count()} cores; servers on CPU 0, bots on CPU 1; "
-          f"grpcio {grpc.__version__})")
-    print(f"{'matches':>7} {'p50 µs':>7} {'p99 µs':>7} {'dec/s':>6} {'hands/s':>7} "
-          f"{'srv CPU':>7} {'trio µs':>7} {'other µs':>8} {'sw/dec':>6} | {'raw p50':>7} "
-          f"{'raw rt/s':>8} {'raw µs':>6} | {'p50 ×':>5} {'thr %':>5}")
-    summary: dict[int, list[tuple[dict[str, float], dict[str, float]]]] = {n: [] for n in levels}
+    print(f"arena vs raw grpc.aio vs the bridge alone ({os.cpu_count()} cores; servers on "
+          f"CPU 0, bots on CPU 1; grpcio {grpc.__version__}); times in µs")
+    print(f"{'matches':>7} {'p50':>6} {'p99':>6} {'charged':>7} {'dec/s':>6} {'hands/s':>7} "
+          f"{'CPU':>4} {'trio/d':>6} {'rest/d':>6} {'sw/d':>5} | {'raw p50':>7} {'rt/s':>5} "
+          f"{'µs/rt':>5} | {'bridge p50':>10} {'rt/s':>5} | {'p50 ×':>5} {'thr %':>5} "
+          f"{'bridge %':>8}")
+    Row = tuple[dict[str, float], dict[str, float], dict[str, float]]
+    summary: dict[int, list[Row]] = {n: [] for n in levels}
     for _ in range(args.rounds):
         for n in levels:
             a = run_level(n, args.warmup, args.duration)
-            r = {} if args.no_raw else run_raw(n, args.warmup, min(args.duration, 5.0))
-            summary[n].append((a, r))
-            p50x = a.get("p50_us", nan) / r.get("p50_us", nan)
-            thr = a["decisions_per_s"] / r.get("rt_per_s", nan) * 100
-            print(f"{n:>7} {a.get('p50_us', nan):>7.0f} {a.get('p99_us', nan):>7.0f}"
-                  f" {a['decisions_per_s']:>6.0f} {a['hands_per_s']:>7.1f}"
-                  f" {a.get('server_cpu', nan):>7.0%} {a.get('trio_us', nan):>7.0f}"
-                  f" {a.get('other_us', nan):>8.0f} {a.get('switches', nan):>6.1f} |"
-                  f" {r.get('p50_us', nan):>7.0f} {r.get('rt_per_s', nan):>8.0f}"
-                  f" {r.get('server_cpu_us_per_rt') or nan:>6.0f} | {p50x:>5.2f} {thr:>5.0f}",
-                  flush=True)
+            short = min(args.duration, 5.0)
+            r = {} if args.no_raw else run_raw(n, args.warmup, short)
+            b = {} if args.no_raw else run_raw(n, args.warmup, short, bridge=True)
+            summary[n].append((a, r, b))
+            raw_rate = r.get("rt_per_s", nan)
+            print(f"{n:>7} {a.get('p50_us', nan):>6.0f} {a.get('p99_us', nan):>6.0f}"
+                  f" {a.get('charged_us', nan):>7.0f} {a['decisions_per_s']:>6.0f}"
+                  f" {a['hands_per_s']:>7.1f} {a.get('server_cpu', nan):>4.0%}"
+                  f" {a.get('trio_us', nan):>6.0f} {a.get('other_us', nan):>6.0f}"
+                  f" {a.get('switches', nan):>5.1f} | {r.get('p50_us', nan):>7.0f}"
+                  f" {raw_rate:>5.0f} {r.get('server_cpu_us_per_rt') or nan:>5.0f} |"
+                  f" {b.get('p50_us', nan):>10.0f} {b.get('rt_per_s', nan):>5.0f} |"
+                  f" {a.get('p50_us', nan) / r.get('p50_us', nan):>5.2f}"
+                  f" {a['decisions_per_s'] / raw_rate * 100:>5.0f}"
+                  f" {b.get('rt_per_s', nan) / raw_rate * 100:>8.0f}", flush=True)
     print("medians over the rounds (ratio of medians; per-round ratios' range):")
 
     def med(values: list[float]) -> float:
@@ -236,20 +264,25 @@ def main() -> int:
         return f"{min(known):{fmt}}-{max(known):{fmt}}" if known else "-"
 
     for n in levels:
-        pairs = summary[n]
-        arena_p50 = med([a.get("p50_us", nan) for a, _ in pairs])
-        arena_rate = med([a["decisions_per_s"] for a, _ in pairs])
+        rows = summary[n]
+        arena_p50 = med([a.get("p50_us", nan) for a, _, _ in rows])
+        arena_rate = med([a["decisions_per_s"] for a, _, _ in rows])
         if args.no_raw:
             print(f"{n:>7} matches: p50 {arena_p50:.0f} µs, {arena_rate:,.0f} decisions/s")
             continue
-        raw_p50 = med([r["p50_us"] for _, r in pairs])
-        raw_rate = med([r["rt_per_s"] for _, r in pairs])
-        p50x = [a.get("p50_us", nan) / r["p50_us"] for a, r in pairs]
-        thr = [a["decisions_per_s"] / r["rt_per_s"] * 100 for a, r in pairs]
+        raw_p50 = med([r["p50_us"] for _, r, _ in rows])
+        raw_rate = med([r["rt_per_s"] for _, r, _ in rows])
+        bridge_p50 = med([b["p50_us"] for _, _, b in rows])
+        bridge_rate = med([b["rt_per_s"] for _, _, b in rows])
+        p50x = [a.get("p50_us", nan) / r["p50_us"] for a, r, _ in rows]
+        thr = [a["decisions_per_s"] / r["rt_per_s"] * 100 for a, r, _ in rows]
+        bthr = [b["rt_per_s"] / r["rt_per_s"] * 100 for _, r, b in rows]
         print(f"{n:>7} matches: p50 {arena_p50:.0f} µs vs raw {raw_p50:.0f} "
               f"({arena_p50 / raw_p50:.2f}×; rounds {spread(p50x, '.2f')}×); "
               f"{arena_rate:,.0f} decisions/s vs raw {raw_rate:,.0f} rt/s "
-              f"({arena_rate / raw_rate * 100:.0f}%; rounds {spread(thr, '.0f')}%)")
+              f"({arena_rate / raw_rate * 100:.0f}%; rounds {spread(thr, '.0f')}%); "
+              f"bridge alone p50 {bridge_p50:.0f} µs, {bridge_rate:,.0f} rt/s "
+              f"({bridge_rate / raw_rate * 100:.0f}%; rounds {spread(bthr, '.0f')}%)")
     return 0
 
 

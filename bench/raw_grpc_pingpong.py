@@ -10,6 +10,11 @@ Run from the repository root::
 
     python -m bench.raw_grpc_pingpong                      # 1, 16, 64 streams, ~20 s
     python -m bench.raw_grpc_pingpong --streams 1,128 --duration 3 --warmup 0.5 --json
+    python -m bench.raw_grpc_pingpong --bridge             # the same through the arena's bridge
+
+``--bridge`` serves the same ping-pong from a trio handler through the arena's own
+grpc.aio-in-a-thread bridge (arena.server.bridge.serve_grpc) instead of a grpc.aio
+servicer: no match logic, so it measures what the bridge alone costs.
 
 Prints, per stream count: p50 / p99 round trip in µs, round trips per second, and the
 server's and the client's CPU time per round trip (from /proc, Linux only; a client near
@@ -20,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import json
 import os
 import select
@@ -139,6 +145,44 @@ async def serve(port: int) -> None:
     await server.stop(0.5)
 
 
+def serve_bridge(port: int) -> None:
+    """The same ping-pong as a trio handler behind the arena's bridge (design f)."""
+    import trio
+
+    from arena.logs import configure
+    from arena.server.bridge import Connection, serve_grpc
+
+    configure(json=True, level="warning")  # stdout carries only the port
+
+    async def handler(conn: Connection) -> None:
+        if await conn.receive() is None:  # the Hello
+            return
+        request_id = 0
+        while True:
+            request_id += 1
+            conn.send(make_request(request_id))
+            if await conn.receive() is None:
+                return
+
+    async def main() -> None:
+        async with trio.open_nursery() as nursery:
+            bound = await nursery.start(functools.partial(
+                serve_grpc, handler, host="127.0.0.1", port=port, grace=0.5))
+            print(bound, flush=True)  # the parent reads the port from our first line
+
+            async def parent_gone() -> None:  # stdin is a pipe from the parent
+                await trio.to_thread.run_sync(sys.stdin.read, abandon_on_cancel=True)
+                nursery.cancel_scope.cancel()
+
+            nursery.start_soon(parent_gone)
+            with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+                async for _ in signals:
+                    break
+            nursery.cancel_scope.cancel()
+
+    trio.run(main)
+
+
 # ------------------------------------------------------------------------------- client
 
 
@@ -225,10 +269,12 @@ async def _cpu_during(pid: int, start: float, stop: float) -> float | None:
     return None if before is None or after is None else after - before
 
 
-def start_server(pin_cpu: bool) -> tuple[subprocess.Popen[str], int]:
+def start_server(pin_cpu: bool, bridge: bool = False) -> tuple[subprocess.Popen[str], int]:
     args = [sys.executable, "-m", "bench.raw_grpc_pingpong", "--serve"]
     if not pin_cpu:
         args.append("--no-pin")
+    if bridge:
+        args.append("--bridge")
     env = {
         **os.environ,
         "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
@@ -259,6 +305,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--warmup", type=float, default=1.0, help="seconds not measured per count")
     parser.add_argument("--no-pin", action="store_true", help="do not pin server/client to CPUs")
     parser.add_argument("--json", action="store_true", help="print one JSON object per count")
+    parser.add_argument("--bridge", action="store_true",
+                        help="serve through the arena's trio bridge instead of plain grpc.aio")
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--port", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -266,19 +314,23 @@ def main(argv: list[str] | None = None) -> int:
     if args.serve:
         if not args.no_pin:
             pin(SERVER_CPU)
-        asyncio.run(serve(args.port))
+        if args.bridge:
+            serve_bridge(args.port)
+        else:
+            asyncio.run(serve(args.port))
         return 0
 
     counts = [int(n) for n in args.streams.split(",")]
     pinned = not args.no_pin and pin(CLIENT_CPU)
-    proc, port = start_server(pin_cpu=not args.no_pin)
+    proc, port = start_server(pin_cpu=not args.no_pin, bridge=args.bridge)
     try:
         if not args.json:
             where = (
                 f"server on CPU {SERVER_CPU}, client on CPU {CLIENT_CPU}" if pinned else "unpinned"
             )
+            what = "through the arena's trio bridge" if args.bridge else "raw grpc.aio"
             print(
-                f"raw grpc.aio ping-pong, grpcio {grpc.__version__}, {where}, "
+                f"{what} ping-pong, grpcio {grpc.__version__}, {where}, "
                 f"{args.duration:g} s per count after {args.warmup:g} s warm-up"
             )
             print(
