@@ -36,7 +36,7 @@ from arena.protocol.convert import (
     is_move_event,
     server_message,
 )
-from arena.rules import Action, preset
+from arena.rules import Action, BigGin, Gin, Knock, preset
 from sdk.launch import load_bot_class
 
 
@@ -82,8 +82,13 @@ def wire_cost(rules: Any, bots: tuple[type[Any], type[Any]], matches: int) -> tu
     return spent, decisions
 
 
+def _quick_move(legal: tuple[Action, ...]) -> Action:
+    """What bench.arena_speed's bots play: gin or knock when legal, else the first move."""
+    return next((a for a in legal if isinstance(a, Gin | Knock | BigGin)), legal[0])
+
+
 class _InstantSeat:
-    """A runner seat answering each request at once with its first legal move."""
+    """A runner seat answering each request at once with ``_quick_move``."""
 
     def __init__(self, name: str) -> None:
         self.name = name
@@ -91,7 +96,7 @@ class _InstantSeat:
 
     def send(self, message: Outgoing) -> None:
         if isinstance(message, DecisionRequest):
-            self._send.send_nowait(Reply(message.request_id, message.view.legal[0]))
+            self._send.send_nowait(Reply(message.request_id, _quick_move(message.view.legal)))
 
     async def receive(self) -> Reply | None:
         return await self._inbox.receive()
@@ -128,7 +133,7 @@ def runner_cost(rules: Any, matches: int, seconds: float) -> tuple[float, float]
         while not driver.is_over:
             request = driver.next_request()
             driver.drain()
-            driver.submit(request.view.legal[0])
+            driver.submit(_quick_move(request.view.legal))
             alone += 1
     return with_runner, (time.perf_counter() - start) / alone * 1e6
 
@@ -139,6 +144,8 @@ def main() -> None:
     ap.add_argument("--bots", default="greedy,greedy")
     ap.add_argument("--preset", default="standard")
     ap.add_argument("--pool-games", type=int, default=1000)
+    ap.add_argument("--runner-seconds", type=float, default=4.0,
+                    help="how long to run the run_match-under-trio measurement")
     args = ap.parse_args()
     cpus = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None
     if hasattr(os, "sched_setaffinity"):
@@ -163,7 +170,7 @@ def main() -> None:
     print(f"protobuf per decision on the server (request built and serialised, answer parsed): "
           f"{spent / wired * 1e6:.1f} µs ({wired} decisions)")
     configure_logs(json=False, level="warning")  # no match_end lines
-    with_runner, alone = runner_cost(rules, 64, 4.0)
+    with_runner, alone = runner_cost(rules, 64, args.runner_seconds)
     print(f"run_match under trio, 64 matches between instant seats: {with_runner:.1f} µs a "
           f"decision (the driver alone, same moves: {alone:.1f} µs)")
     if cpus is not None:

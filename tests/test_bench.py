@@ -1,0 +1,37 @@
+"""The benchmarks still run and print their figures (tiny settings; no timing is judged)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def run_bench(*argv: str) -> str:
+    out = subprocess.run([sys.executable, "-m", *argv], cwd=ROOT, capture_output=True,
+                         text=True, timeout=150,
+                         env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert out.returncode == 0, out.stderr[-2000:]
+    return out.stdout
+
+
+@pytest.mark.timeout(200)
+def test_arena_speed_prints_arena_raw_and_bridge_figures() -> None:
+    out = run_bench("bench.arena_speed", "--matches", "1", "--duration", "0.6",
+                    "--warmup", "0.3", "--rounds", "1")
+    summary = out.splitlines()[-1]
+    assert summary.lstrip().startswith("1 matches: p50 ")
+    assert "decisions/s vs raw" in summary and "bridge alone p50" in summary
+    assert "nan" not in summary
+
+
+@pytest.mark.timeout(200)
+def test_inprocess_speed_prints_its_figures() -> None:
+    out = run_bench("bench.inprocess_speed", "--matches", "2", "--pool-games", "0",
+                    "--runner-seconds", "0.3")
+    assert "hands/s" in out and "protobuf per decision" in out and "run_match under trio" in out
