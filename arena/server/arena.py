@@ -219,6 +219,7 @@ class Arena:
             return
         if entry is None:
             return
+        conn.bot = entry.name
         bound = log.bind(bot=entry.name, peer=conn.peer)
         if entry.resume:
             seat = self._reconnect.get(entry.resume)

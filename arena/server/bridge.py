@@ -121,6 +121,9 @@ class Connection:
         """The call's invocation metadata (read-only; for a repeated key, the last value)."""
         self.cancel_scope: Final = trio.CancelScope()
         """The scope the session runs in; cancelled when the client goes away."""
+        self.bot = ""
+        """The bot's name once its session knows it (after Hello), for the bridge's logs;
+        set on the trio thread, only read elsewhere."""
         self._post = post
         self._inbox_send, self._inbox = trio.open_memory_channel[pb.BotMessage](math.inf)
         self._is_finished = False  # close() or abort() was called
@@ -205,7 +208,8 @@ class Connection:
         if self._is_finished or self._is_gone:
             return
         if self._inbox.statistics().current_buffer_used >= MAX_UNREAD_MESSAGES:
-            log.warning("bot_flooding", peer=self.peer, limit=MAX_UNREAD_MESSAGES)
+            log.warning("bot_flooding", bot=self.bot or None, peer=self.peer,
+                        limit=MAX_UNREAD_MESSAGES)
             self.abort(
                 grpc.StatusCode.RESOURCE_EXHAUSTED,
                 f"more than {MAX_UNREAD_MESSAGES} messages sent ahead of the server",
@@ -357,6 +361,7 @@ class _Bridge:
                 errors = crashed.exceptions
                 log.error(
                     "session_crashed",
+                    bot=conn.bot or None,
                     peer=conn.peer,
                     exc_info=errors[0] if len(errors) == 1 else crashed,
                 )
@@ -509,7 +514,7 @@ class _ArenaServicer(pb_grpc.ArenaServicer):
                     return
                 await context.write(item)
         except Exception as exc:  # a write failed: the call is broken
-            log.debug("write_failed", peer=conn.peer, error=repr(exc))
+            log.debug("write_failed", bot=conn.bot or None, peer=conn.peer, error=repr(exc))
         finally:
             reader.cancel()
             self._bridge.to_trio(conn._on_call_ended)
@@ -530,10 +535,10 @@ class _ArenaServicer(pb_grpc.ArenaServicer):
                     return
                 to_trio(conn._deliver, message)
         except DecodeError as exc:
-            log.info("malformed_message", peer=conn.peer, error=str(exc))
+            log.info("malformed_message", bot=conn.bot or None, peer=conn.peer, error=str(exc))
             outbox.put_nowait(_Finish(grpc.StatusCode.INVALID_ARGUMENT, MALFORMED_DETAILS))
         except Exception:
-            log.exception("read_failed", peer=conn.peer)
+            log.exception("read_failed", bot=conn.bot or None, peer=conn.peer)
             outbox.put_nowait(_Finish(grpc.StatusCode.INTERNAL, INTERNAL_DETAILS))
 
 

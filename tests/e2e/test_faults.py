@@ -1023,3 +1023,45 @@ def test_shutdown_tells_every_player_match_end_before_unavailable() -> None:
             assert stream.match_end.reason == "shutdown"
             assert stream.match_end.winner == -1 and stream.match_end.blamed_seat == -1
             assert stream.code == grpc.StatusCode.UNAVAILABLE
+
+
+def test_a_stream_that_stops_parsing_is_logged_with_its_bots_name() -> None:
+    """The bridge's log line for undecodable bytes names the bot (known from its Hello),
+    not only its address, so an operator can tell which bot misbehaves."""
+    from structlog.testing import capture_logs
+
+    go = threading.Event()
+    outcome: dict[str, Any] = {}
+
+    def client(port: int) -> None:
+        def messages() -> Iterator[bytes]:
+            yield hello("garbler").SerializeToString()
+            go.wait(TEST_TIMEOUT)
+            yield b"\x0a\x05\x0a"  # truncated: does not parse
+
+        with channel_to(port) as channel:
+            call = channel.stream_stream("/gin_arena.v1.Arena/Play")(
+                messages(), timeout=RPC_TIMEOUT)
+            try:
+                for _ in call:
+                    pass
+            except grpc.RpcError as e:
+                outcome["code"] = e.code()
+
+    async def main() -> None:
+        with trio.fail_after(TEST_TIMEOUT):
+            arena = Arena()
+            async with trio.open_nursery() as nursery:
+                port = await start_arena(nursery, arena)
+                async with trio.open_nursery() as clients:
+                    clients.start_soon(in_thread, partial(client, port))
+                    while ("garbler", "garbler") not in arena.waiting():
+                        await trio.sleep(0.01)
+                    go.set()
+                nursery.cancel_scope.cancel()
+
+    with capture_logs() as logs:
+        trio.run(main)
+    assert outcome["code"] == grpc.StatusCode.INVALID_ARGUMENT
+    [line] = [e for e in logs if e["event"] == "malformed_message"]
+    assert line["bot"] == "garbler" and line["peer"].startswith("ipv4:127.0.0.1:")
