@@ -41,9 +41,9 @@ import grpc
 import grpc.aio
 
 from arena.protocol import PROTOCOL_VERSION, pb, pb_grpc
+from bench.raw_grpc_pingpong import RPC_TIMEOUT, pin, server_cpu_seconds
 
 ROOT = Path(__file__).resolve().parents[1]
-RPC_TIMEOUT = 120.0  # seconds: a deadline on every stream, so nothing outlives a hang
 
 
 def free_port() -> int:
@@ -102,18 +102,14 @@ def server_cpu(pid: int) -> dict[str, float]:
     """Process ``pid`` so far, from /proc (empty where it is missing): CPU seconds of the
     whole process (threads that ended included) and of trio's thread (the main one), and
     each live thread's context switches by thread id."""
-    tick = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
-
-    def cpu_seconds(stat_path: str) -> float:
-        fields = Path(stat_path).read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / tick  # utime + stime
-
+    all_s, trio_s = server_cpu_seconds(pid), server_cpu_seconds(pid, pid)
     try:
-        out = {"all_s": cpu_seconds(f"/proc/{pid}/stat"),
-               "trio_s": cpu_seconds(f"/proc/{pid}/task/{pid}/stat")}
         tids = os.listdir(f"/proc/{pid}/task")
     except OSError:
         return {}
+    if all_s is None or trio_s is None:
+        return {}
+    out = {"all_s": all_s, "trio_s": trio_s}
     for tid in tids:
         try:
             status = Path(f"/proc/{pid}/task/{tid}/status").read_text()
@@ -175,11 +171,6 @@ def round_trips(replays: Path) -> list[float]:
             if item["type"] == "action" and "defaulted" not in item:
                 out.append(item["ms"])
     return out
-
-
-def pin(cpu: int) -> None:
-    if hasattr(os, "sched_setaffinity") and (os.cpu_count() or 1) > 1:
-        os.sched_setaffinity(0, {cpu})
 
 
 def run_level(matches: int, warmup: float, duration: float) -> dict[str, float]:

@@ -218,10 +218,12 @@ async def one_stream(stub: Any, record_from: float, stop_at: float, samples: lis
         pass
 
 
-def server_cpu_seconds(pid: int) -> float | None:
-    """User + system CPU time of process ``pid`` (Linux /proc), or None."""
+def server_cpu_seconds(pid: int, thread: int | None = None) -> float | None:
+    """User + system CPU time of process ``pid`` (threads that ended included), or of one
+    of its threads (Linux /proc), or None."""
+    path = f"/proc/{pid}/stat" if thread is None else f"/proc/{pid}/task/{thread}/stat"
     try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        fields = Path(path).read_text().rsplit(")", 1)[1].split()
     except OSError:
         return None
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
