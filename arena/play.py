@@ -27,13 +27,12 @@ from typing import Any
 import structlog
 import trio
 
-from arena.match.driver import MatchDriver, new_seed
+from arena.match.driver import MatchDriver, derive_seed, new_seed
 from arena.match.messages import MatchResult, Termination, TimeControl
 from arena.processes import BotPool, BotProcess, check_spec, launched, play_seated
 from arena.rules import RulesConfig
 from arena.server.arena import Arena, start_arena, write_replay
 from arena.tournament.formats import MatchSpec as TaskSpec
-from arena.tournament.formats import deal_seed
 from arena.tournament.inproc import InProcessPlayer, init_worker, play_batch_in_worker
 from sdk.launch import SAMPLE_BOTS, SpecError, is_python_spec, load_bot_class
 
@@ -80,12 +79,14 @@ class MatchSpec:
 
 def schedule(pairs: Sequence[tuple[int, int]], games: int, seed: str) -> list[MatchSpec]:
     """``games`` matches per pair; each deal is played twice with the seats swapped, and
-    every pair gets the same deals (as in tournaments: ``deal_seed``)."""
+    every pair gets the same deals. The seed alone gives the deals (``--seed`` reproduces a
+    run on a laptop); tournaments and the ladder also key them with a secret."""
     out = []
     for a, b in pairs:
         for g in range(games):
             seats = (a, b) if g % 2 == 0 else (b, a)
-            out.append(MatchSpec(f"{a}v{b}-{g:04d}", seats, deal_seed(seed, g // 2), g // 2))
+            out.append(MatchSpec(f"{a}v{b}-{g:04d}", seats, derive_seed(seed, f"deal:{g // 2}"),
+                                 g // 2))
     return out
 
 

@@ -71,9 +71,13 @@ class Deal:
 
 
 class SeededDecks:
-    """Deck orders from a seed: the k-th deal depends only on (seed, k), never on play,
-    so a duplicate match (seats swapped) sees the same cards. With ``knock_deck`` rules a
-    separate knock deck is shuffled per game; a void hand keeps its knock card (seed 004)."""
+    """Deck orders from a seed, dealt by seat: hand k's deck depends only on (seed, k),
+    never on play, and each seat gets the same ten cards whoever deals that hand. So the
+    two matches of a duplicate deal (seats swapped) hand every hand's cards to the other
+    bot, even when the next dealer depends on play (the loser deals). The upcard (or the
+    non-dealer's eleventh card) and the stock order are the same in both. With
+    ``knock_deck`` rules a separate knock deck is shuffled per game; a void hand keeps its
+    knock card (seed 004)."""
 
     def __init__(self, seed: int | str) -> None:
         self.seed = seed
@@ -81,10 +85,17 @@ class SeededDecks:
         self._knock = list(CARDS)
         rng.shuffle(self._knock)
 
-    def deal(self, deal_index: int, knock_index: int) -> Deal:
+    def deal(self, deal_index: int, knock_index: int, dealer: int = 0) -> Deal:
+        """The deck of hand ``deal_index`` (0-based) for a hand ``dealer`` deals."""
         rng = random.Random(f"{self.seed}:{deal_index}")
         deck = list(CARDS)
         rng.shuffle(deck)
+        if dealer == 1:
+            # The engine deals one at a time, the non-dealer first (positions 0, 2, ...):
+            # with seat 1 dealing, swap each pair so that seat 0 still gets the odd
+            # positions of the shuffled order and seat 1 the even ones.
+            for i in range(0, 20, 2):
+                deck[i], deck[i + 1] = deck[i + 1], deck[i]
         return Deal(tuple(deck), self._knock[knock_index % 52])
 
 
@@ -197,7 +208,7 @@ class MatchDriver:
 
     def _deal(self) -> None:
         index = self.game.hand_number
-        d = self.decks.deal(index, self._knock_index)
+        d = self.decks.deal(index, self._knock_index, self.game.dealer)
         knock = d.knock_card if self.rules.knock_deck else None
         self.game = deal_hand(self.game, d.deck, knock)
         self.record.append({

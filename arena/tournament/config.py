@@ -2,8 +2,10 @@
 
 Every problem is one line naming the file, the table and the key (``ConfigError``), so a
 typo never starts a run. The parts that decide what a match *is* (seed, rules, time
-control) make the config hash; matches are keyed by it, so rerunning the same config
-resumes instead of starting over, and a changed config never mixes with old results.
+control) make the config hash and with the name the scope; matches are keyed by the scope,
+so rerunning the same config resumes instead of starting over, and a changed config never
+mixes with old results. A config without a seed gets one when it first runs (see
+``arena.tournament.runner``).
 """
 
 from __future__ import annotations
@@ -41,6 +43,17 @@ class Mode(StrEnum):
 E = TypeVar("E", bound=StrEnum)
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,63}$")
+SECRET_RE = re.compile(r"^[0-9a-f]{32,128}$")
+
+
+def weak_seed(seed: str) -> str:
+    """Why ``seed`` is easy to guess ("" if it looks random): fewer than 16 characters, or
+    fewer than 10 distinct ones."""
+    if len(seed) < 16:
+        return f"it has {len(seed)} characters (fewer than 16)"
+    if len(set(seed)) < 10:
+        return f"it has only {len(set(seed))} distinct characters"
+    return ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,7 +103,7 @@ class TournamentConfig:
     name: str
     format: Format
     bots: tuple[BotEntry, ...]
-    seed: str
+    seed: str  # "": made (or, resuming, read from the store) when the tournament runs
     deals: int = 10  # duplicate deals per pairing (each played twice, seats swapped)
     rules: RulesConfig = field(default_factory=RulesConfig)
     time_control: TimeControl = field(default_factory=TimeControl)
@@ -103,6 +116,7 @@ class TournamentConfig:
     port: int = 0  # 0: any free port (remote bots need a fixed one)
     challenger: str = ""  # gauntlet: the one bot that meets the field
     sprt: SprtConfig = field(default_factory=SprtConfig)
+    secret: str = ""  # deal secret; "": made for a new scope and kept in the store
 
     def __post_init__(self) -> None:
         names = [b.name for b in self.bots]
@@ -124,6 +138,13 @@ class TournamentConfig:
                               f"bots ({', '.join(names)})")
         if self.format is Format.SPRT and len(names) != 2:
             raise ConfigError(f"sprt compares exactly two bots, not {len(names)}")
+        if self.secret and not SECRET_RE.match(self.secret):
+            raise ConfigError("secret: 32 to 128 hex digits (e.g. from a database's "
+                              "earlier run), or leave it out for a fresh one")
+        folded = [n.casefold() for n in names]
+        clash = sorted({n for n in names if folded.count(n.casefold()) > 1})
+        if clash:
+            raise ConfigError(f"bot names {clash[0]!r} and {clash[1]!r} differ only in case")
         if self.mode is Mode.IN_PROCESS:
             remote = [b.name for b in self.bots if b.is_remote]
             if remote:
@@ -175,7 +196,7 @@ class TournamentConfig:
 
 _TOP = {"tournament", "rules", "time_control", "bots", "gauntlet", "sprt"}
 _TOURNAMENT_KEYS = {"name", "format", "seed", "deals", "mode", "concurrency", "database",
-                    "replays", "show_up_s", "host", "port"}
+                    "replays", "show_up_s", "host", "port", "secret"}
 _TC_KEYS = set(TimeControl.__slots__)
 _SPRT_KEYS = {f.name for f in fields(SprtConfig)}
 
@@ -231,8 +252,6 @@ def config_from_dict(data: Mapping[str, Any], *, base: Path = Path("."),
     fmt = _enum(Format, t, "tournament", "format", Format.ROUND_ROBIN)
     mode = _enum(Mode, t, "tournament", "mode", Mode.PROCESS)
     seed = _str(t, "tournament", "seed", "")
-    if not seed:
-        raise ConfigError("[tournament] seed: required (the same seed replays the same deals)")
     database = Path(_str(t, "tournament", "database", f"{name}.sqlite"))
     replays = _str(t, "tournament", "replays", "")
 
@@ -278,7 +297,7 @@ def config_from_dict(data: Mapping[str, Any], *, base: Path = Path("."),
         show_up_s=_float(t, "tournament", "show_up_s", 30.0),
         host=_str(t, "tournament", "host", "127.0.0.1"),
         port=_int(t, "tournament", "port", 0),
-        challenger=challenger, sprt=sprt,
+        challenger=challenger, sprt=sprt, secret=_str(t, "tournament", "secret", ""),
     )
 
 
@@ -382,4 +401,4 @@ def _enum(cls: type[E], table: Mapping[str, Any], section: str, key: str,
 
 
 __all__ = ["BotEntry", "ConfigError", "Format", "Mode", "SprtConfig", "TournamentConfig",
-           "config_from_dict", "derive_name", "load_config"]
+           "config_from_dict", "derive_name", "load_config", "weak_seed"]

@@ -1,23 +1,29 @@
 """Schedules (round robin, gauntlet, head-to-head) of duplicate deals, and the SPRT.
 
 A *deal* is one seed for a whole match: every hand's deck order follows from (seed, deal,
-hand number) only, never from play. Each deal is played twice with the seats swapped, so
-each bot holds each hand once: a lucky deal helps both equally, and the two matches of a
-deal are one paired observation. Every pairing sees the same deals (deal ``d`` of A-B is
-deal ``d`` of A-C), so results against different opponents compare on the same cards.
+hand number) only, never from play, and each seat is dealt the same ten cards whoever
+deals (``arena.match.driver.SeededDecks``). Each deal is played twice with the seats
+swapped, so each bot holds each hand once: a lucky deal helps both equally, and the two
+matches of a deal are one paired observation. Every pairing sees the same deals (deal
+``d`` of A-B is deal ``d`` of A-C), so results against different opponents compare on the
+same cards.
 
-A match's id is built from the config hash, the pair, the deal index and the seat order,
-so the same config always names the same matches (that is what makes resuming safe).
+Deal seeds and match ids are keyed hashes with the scope's *secret* (128 random bits kept
+in the store, never sent to a bot), so no bot can test guesses of the tournament's seed
+against anything it is told, and a known seed string alone does not give the deals. The
+same scope (config and secret) always names the same matches: that is what makes
+resuming safe.
 """
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import math
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
-from arena.match.driver import derive_seed
 from arena.tournament.config import Format, TournamentConfig
 
 
@@ -38,33 +44,42 @@ class MatchSpec:
         return (a, b) if self.order == 0 else (b, a)
 
 
-def match_id(config_hash: str, pair: tuple[str, str], deal: int, order: int) -> str:
-    return f"{config_hash[:12]}:{pair[0]}:{pair[1]}:{deal}:{order}"
+def keyed(secret: str, *parts: object) -> str:
+    """A hex digest of ``parts`` keyed with ``secret`` (HMAC-SHA256)."""
+    text = "\x1f".join(str(p) for p in parts)
+    return hmac.new(secret.encode(), text.encode(), hashlib.sha256).hexdigest()
 
 
-def deal_seed(seed: str, deal: int) -> str:
-    """The seed of deal ``deal``: a keyed hash of the run's seed, so a match record (which
-    holds its deal's seed and decks) reveals no other deal, and no bot can work back from
-    the cards it sees to the run's seed."""
-    return derive_seed(seed, f"deal:{deal}")
+def match_id(secret: str, scope: str, pair: tuple[str, str], deal: int, order: int) -> str:
+    """An opaque id for a match of ``scope``: no bot can tell its deal, its partner match
+    or anything of the seed from it."""
+    return "m" + keyed(secret, "match", scope, pair[0], pair[1], deal, order)[:19]
+
+
+def deal_seed(seed: str, secret: str, deal: int) -> str:
+    """The seed of deal ``deal``: a keyed hash of the run's seed and deal index with the
+    scope's secret, so a match record (which holds its deal's seed and decks) reveals no
+    other deal, and knowing the seed string gives no deal without the secret."""
+    return keyed(secret, "deal", seed, deal)[:32]
 
 
 def canonical(a: str, b: str) -> tuple[str, str]:
     return (a, b) if a <= b else (b, a)
 
 
-def schedule(pairs: Sequence[tuple[str, str]], deals: int, *, seed: str,
-             config_hash: str) -> Iterator[MatchSpec]:
+def schedule(pairs: Sequence[tuple[str, str]], deals: int, *, seed: str, secret: str,
+             scope: str) -> Iterator[MatchSpec]:
     """Every pairing on deals ``0..deals-1``, deal by deal, each deal in both seat orders.
 
     Deal-major order means a run stopped half way has played every pairing about equally.
     """
     canon = [canonical(a, b) for a, b in pairs]
     for deal in range(deals):
+        dseed = deal_seed(seed, secret, deal)
         for pair in canon:
             for order in (0, 1):
-                yield MatchSpec(match_id(config_hash, pair, deal, order), pair, deal, order,
-                                deal_seed(seed, deal))
+                yield MatchSpec(match_id(secret, scope, pair, deal, order), pair, deal, order,
+                                dseed)
 
 
 def pairings(cfg: TournamentConfig) -> list[tuple[str, str]]:
@@ -80,10 +95,11 @@ def deals_for(cfg: TournamentConfig) -> int:
     return cfg.sprt.max_deals if cfg.format is Format.SPRT else cfg.deals
 
 
-def tournament_schedule(cfg: TournamentConfig) -> Iterator[MatchSpec]:
-    """The config's full schedule (for SPRT, up to ``max_deals``: it stops earlier)."""
-    return schedule(pairings(cfg), deals_for(cfg), seed=cfg.seed,
-                    config_hash=cfg.config_hash)
+def tournament_schedule(cfg: TournamentConfig, secret: str) -> Iterator[MatchSpec]:
+    """The config's full schedule (for SPRT, up to ``max_deals``: it stops earlier), keyed
+    with the scope's ``secret``."""
+    return schedule(pairings(cfg), deals_for(cfg), seed=cfg.seed, secret=secret,
+                    scope=cfg.scope)
 
 
 # ---------------------------------------------------------------- SPRT
@@ -233,5 +249,5 @@ def sprt_verdict(deal_scores: Mapping[int, float | None], *, elo0: float, elo1: 
 
 
 __all__ = ["MatchSpec", "SprtStatus", "SprtTracker", "SprtVerdict", "canonical", "deal_seed",
-           "elo_to_score", "llr", "match_id", "pairings", "schedule", "sprt_verdict",
+           "elo_to_score", "keyed", "llr", "match_id", "pairings", "schedule", "sprt_verdict",
            "tournament_schedule"]

@@ -11,16 +11,21 @@ Two ways to play, the same schedule and the same records:
 * ``in_process``: Python bots called directly, in a pool of worker processes (no network,
   no time limits; for trusted bots and fast iteration).
 
-Each finished match is written with the live rating update in one transaction. Matches
-already in the store (same config hash) are skipped, so running the same command again
-after a crash or a kill resumes where it stopped. A match interrupted by shutdown is not
-finished and is played again on the next run. A match voided by the arena's own fault
-is recorded but neither counted nor rated.
+Each finished match is written with the live rating update in one transaction, off the
+match loop (``arena.tournament.commit``). Matches already in the store (same scope) are
+skipped, so running the same command again after a crash or a kill resumes where it
+stopped. A match interrupted by shutdown is not finished and is played again on the next
+run. A match voided by the arena's own fault is recorded but neither counted nor rated.
+
+A tournament without a seed gets a fresh 128-bit one, stored with the scope and printed;
+running the same command again (same name, no seed) reuses the stored seed, so it resumes.
+Deal seeds and match ids are keyed with the scope's secret (see formats).
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import multiprocessing
 import os
@@ -37,7 +42,7 @@ import structlog
 import trio
 
 from arena.groups import first_leaf
-from arena.match.driver import MatchDriver
+from arena.match.driver import MatchDriver, new_seed
 from arena.match.messages import MatchResult, Termination
 from arena.processes import (
     BotPool,
@@ -47,8 +52,9 @@ from arena.processes import (
     play_seated,
     spec_fingerprint,
 )
-from arena.server.arena import Arena, start_arena, write_replay
+from arena.server.arena import Arena, start_arena
 from arena.server.bridge import check_bindable
+from arena.tournament.commit import CommitError, Committer, Finished
 from arena.tournament.config import ConfigError, Format, Mode, TournamentConfig
 from arena.tournament.formats import MatchSpec, SprtTracker, SprtVerdict, tournament_schedule
 from arena.tournament.inproc import InProcessPlayer, init_worker, play_in_worker
@@ -65,6 +71,8 @@ class RunError(Exception):
 @dataclass
 class RunSummary:
     scope: str
+    seed: str = ""
+    seed_source: str = "given"  # given, new (made now), stored (read from the database)
     scheduled: int = 0  # matches in the schedule (SPRT: up to max_deals)
     already: int = 0  # finished before this run
     played: int = 0  # finished and recorded by this run
@@ -101,13 +109,13 @@ class _Run:
         self.store = store
         self.scope = cfg.scope
         self.on_commit = on_commit
-        store.open_scope(self.scope, "tournament", cfg.name,
-                         json.dumps(cfg.to_dict(), sort_keys=True))
+        self.secret = store.open_scope(self.scope, "tournament", cfg.name,
+                                       json.dumps(cfg.to_dict(), sort_keys=True), cfg.secret)
         store.add_bots((b.name, b.spec) for b in cfg.bots)
         _check_same_bots(cfg, store)
         self.done = store.finished_ids(self.scope)
         self.live = LiveRatings(store.ratings(self.scope))
-        self.summary = RunSummary(self.scope)
+        self.summary = RunSummary(self.scope, cfg.seed)
         self.tracker: SprtTracker | None = None
         self._deals: dict[int, dict[int, float | None]] = {}
         if cfg.format is Format.SPRT:
@@ -118,12 +126,14 @@ class _Run:
             for row in store.matches(self.scope):
                 if set(row.bots) == pair:
                     self._feed(row.deal, row.order, row.score_of(cfg.names[0]))
-        specs = list(tournament_schedule(cfg))
+        specs = list(tournament_schedule(cfg, self.secret))
         self.summary.scheduled = len(specs)
         self.summary.already = sum(s.match_id in self.done for s in specs)
         self._specs: Iterator[MatchSpec] = iter(specs)
         self.pending = len(specs) - self.summary.already
         self._tick, self._close = _progress(None if self.tracker else self.pending, progress)
+        self.committer = Committer(store, self.scope, replays=cfg.replays,
+                                   on_stored=self._stored)
 
     @property
     def stopped(self) -> bool:
@@ -141,7 +151,8 @@ class _Run:
 
     def commit(self, spec: MatchSpec, result: MatchResult,
                record: list[dict[str, Any]] | None) -> None:
-        """Record a finished match (and its rating update) atomically; skip an interrupted one."""
+        """Hand a finished match to the committer (with its rating update, computed now in
+        finishing order); skip an interrupted one. Never blocks."""
         if result.termination is Termination.SHUTDOWN or (
                 result.termination is Termination.NO_SHOW and result.winner is None):
             # not played (the arena stopped; neither bot was there): played on the next run
@@ -151,18 +162,20 @@ class _Run:
         a, b = spec.pair
         score_a = score_of(result, spec.seats, a)
         new = {} if score_a is None else self.live.after(a, b, score_a)
-        if record is not None and self.cfg.replays is not None:
-            write_replay(self.cfg.replays / f"{spec.match_id.replace(':', '_')}.jsonl", record)
-        if not self.store.record(self.scope, spec, result, new):
-            return
         self.live.apply(new)
+        self._feed(spec.deal, spec.order, score_of(result, spec.seats, self.cfg.names[0]))
+        self.committer.submit(spec, result, new, record)
+
+    def _stored(self, item: Finished, is_new: bool) -> None:
+        if not is_new:
+            return
+        spec, result = item.spec, item.result
         self.summary.played += 1
-        self.summary.voided += score_a is None
+        self.summary.voided += score_of(result, spec.seats, spec.pair[0]) is None
         self.summary.hands += len(result.hands)
         if result.blamed is not None:
             bot = spec.seats[result.blamed]
             self.summary.forfeits[bot] = self.summary.forfeits.get(bot, 0) + 1
-        self._feed(spec.deal, spec.order, score_of(result, spec.seats, self.cfg.names[0]))
         self._tick()
         if self.on_commit is not None:
             self.on_commit(spec, result)
@@ -208,18 +221,24 @@ def run_tournament(cfg: TournamentConfig, store: Store | None = None, *, progres
     own = store is None
     db: Store = store if store is not None else SqliteStore(cfg.database)
     try:
+        cfg, source = resolve_seed(cfg, db)
         run = _Run(cfg, db, progress, on_commit)
+        run.summary.seed_source = source
         started = time.perf_counter()
         try:
             if run.pending and not run.stopped:
                 try:
-                    trio.run(_play_in_process if cfg.mode is Mode.IN_PROCESS
-                             else _play_networked, run)
+                    trio.run(_play, run)
                 except BaseExceptionGroup as group:
-                    failed = group.subgroup(lambda e: isinstance(e, RunError))
+                    if group.subgroup(KeyboardInterrupt) is not None:
+                        raise KeyboardInterrupt from None
+                    failed = group.subgroup(lambda e: isinstance(e, RunError | CommitError))
                     if failed is None:
                         raise
-                    raise first_leaf(failed) from None
+                    leaf = first_leaf(failed)
+                    raise RunError(str(leaf)) from None
+                except CommitError as e:
+                    raise RunError(str(e)) from None
         finally:
             run.summary.seconds = time.perf_counter() - started
             run.close()
@@ -227,6 +246,34 @@ def run_tournament(cfg: TournamentConfig, store: Store | None = None, *, progres
     finally:
         if own:
             db.close()
+
+
+def resolve_seed(cfg: TournamentConfig, store: Store) -> tuple[TournamentConfig, str]:
+    """``cfg`` with a seed, and where it came from: as given; the seed stored with the
+    latest tournament of this name (same rules and time control), so running the same
+    command again resumes; or a fresh 128-bit one."""
+    if cfg.seed:
+        return cfg, "given"
+    for info in reversed(store.scopes()):
+        if info.kind != "tournament" or info.name != cfg.name:
+            continue
+        seed = str(store.scope_config(info.scope).get("seed", ""))
+        if seed and dataclasses.replace(cfg, seed=seed).scope == info.scope:
+            return dataclasses.replace(cfg, seed=seed), "stored"
+    return dataclasses.replace(cfg, seed=new_seed()), "new"
+
+
+async def _play(run: _Run) -> None:
+    """Play the run's matches with the committer writing beside them."""
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(run.committer.run)
+        try:
+            if run.cfg.mode is Mode.IN_PROCESS:
+                await _play_in_process(run)
+            else:
+                await _play_networked(run)
+        finally:
+            run.committer.close()
 
 
 def _check_same_bots(cfg: TournamentConfig, store: Store) -> None:
@@ -275,9 +322,9 @@ async def _play_in_process(run: _Run) -> None:
     if workers <= 1:
         player = InProcessPlayer(specs, cfg.rules, cfg.time_control, want_record)
         while (spec := run.next()) is not None:
-            result, record = player.play(spec)
+            # on a thread, so the committer and Ctrl-C are served while a match plays
+            result, record = await trio.to_thread.run_sync(player.play, spec)
             run.commit(spec, result, record)
-            await trio.lowlevel.checkpoint()
         return
     pool = ProcessPoolExecutor(
         workers, mp_context=multiprocessing.get_context("spawn"), initializer=init_worker,

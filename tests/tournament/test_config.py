@@ -98,7 +98,7 @@ BAD = [
     ("[tournament]\nseed = 's'\ndeals = 'ten'\n", "[tournament] deals: must be a whole number"),
     ("[tournament]\nseed = 's'\ndeals = 0\n", "deals must be at least 1"),
     ("[tournament]\nseed = 's'\nrounds = 3\n", "[tournament]: unknown key 'rounds'"),
-    ("[tournament]\ndeals = 3\n", "[tournament] seed: required"),
+    ("[tournament]\nseed = \"s\"\nsecret = \"not-hex\"\n", "secret: 32 to 128 hex digits"),
     ("[tourney]\nseed = 's'\n", "unknown table 'tourney'"),
     ("[tournament]\nseed = 's'\n[rules]\npreset = 'klondike'\n",
      "[rules] unknown rules preset 'klondike'"),

@@ -25,12 +25,13 @@ from arena.tournament.runner import run_tournament
 from arena.tournament.store import SqliteStore
 
 BOTS = "tests.tournament.bots"
+SECRET = "0123456789abcdef" * 2
 
 
 def test_round_robin_is_every_pair_on_every_deal_both_ways() -> None:
     cfg = load_config(None, tournament={"seed": "s", "deals": 3},
                       bots=["greedy", "random", "strong", f"{BOTS}:Sloppy"])
-    specs = list(tournament_schedule(cfg))
+    specs = list(tournament_schedule(cfg, SECRET))
     assert len(specs) == 6 * 3 * 2
     assert len({s.match_id for s in specs}) == len(specs)
     by_pair = Counter(s.pair for s in specs)
@@ -49,7 +50,7 @@ def test_round_robin_is_every_pair_on_every_deal_both_ways() -> None:
 
 def test_duplicate_matches_deal_the_same_hands_with_seats_swapped() -> None:
     cfg = load_config(None, tournament={"seed": "dup", "deals": 1}, bots=["greedy", "random"])
-    a, b = list(tournament_schedule(cfg))
+    a, b = list(tournament_schedule(cfg, SECRET))
     assert a.seed == b.seed and a.seats == b.seats[::-1]
     # same seed -> same deck for every hand index, whoever sits where
     assert SeededDecks(a.seed).deal(0, 0) == SeededDecks(b.seed).deal(0, 0)
@@ -60,23 +61,27 @@ def test_gauntlet_pairs_the_challenger_with_each_other_bot() -> None:
     cfg = load_config(None, tournament={"seed": "s", "deals": 2, "format": "gauntlet"},
                       bots=["random", "greedy", "strong"], challenger="strong")
     assert pairings(cfg) == [("strong", "random"), ("strong", "greedy")]
-    specs = list(tournament_schedule(cfg))
+    specs = list(tournament_schedule(cfg, SECRET))
     assert len(specs) == 2 * 2 * 2 and all("strong" in s.pair for s in specs)
 
 
 def test_same_config_same_ids_and_seeds() -> None:
-    def ids(seed: str) -> list[tuple[str, str]]:
+    def ids(seed: str, secret: str = SECRET) -> list[tuple[str, str]]:
         cfg = load_config(None, tournament={"seed": seed, "deals": 4},
                           bots=["greedy", "random", "strong"])
-        return [(s.match_id, s.seed) for s in tournament_schedule(cfg)]
+        return [(s.match_id, s.seed) for s in tournament_schedule(cfg, secret)]
 
     assert ids("x") == ids("x")
     assert ids("x") != ids("y")
     assert not {i for i, _ in ids("x")} & {i for i, _ in ids("y")}
+    # the seed alone gives neither the deals nor the ids: the scope's secret keys both
+    other = ids("x", "f" * 32)
+    assert not {i for i, _ in ids("x")} & {i for i, _ in other}
+    assert not {s for _, s in ids("x")} & {s for _, s in other}
 
 
 def test_schedule_names_are_canonical() -> None:
-    specs = list(schedule([("b", "a")], 1, seed="s", config_hash="0" * 64))
+    specs = list(schedule([("b", "a")], 1, seed="s", secret=SECRET, scope="t@0"))
     assert specs[0].pair == ("a", "b") and specs[0].seats == ("a", "b")
     assert specs[1].seats == ("b", "a")
 

@@ -126,13 +126,16 @@ def test_kill_9_then_rerun_resumes_exactly(tmp_path: Path, mode: str) -> None:
         time.sleep(0.05)
     assert workers and not any(alive(w) for w in workers), "orphaned child processes"
 
-    # a run that was never interrupted (in this process, one match at a time)
+    # a run that was never interrupted (in this process, one match at a time), on the same
+    # deals: the killed run's scope secret, given to a fresh database
     cfg = load_config(cfg_path)
+    with sqlite3.connect(db) as a:
+        (secret,) = a.execute("SELECT secret FROM scopes").fetchone()
     clean_db = tmp_path / "clean.sqlite"
     run_tournament(dataclasses.replace(cfg, database=clean_db, concurrency=1,
-                                       mode=Mode.IN_PROCESS))
+                                       mode=Mode.IN_PROCESS, secret=secret))
 
-    expected = {s.match_id for s in tournament_schedule(cfg)}
+    expected = {s.match_id for s in tournament_schedule(cfg, secret)}
     with sqlite3.connect(db) as a, sqlite3.connect(clean_db) as b:
         ids = [r[0] for r in a.execute("SELECT match_id FROM matches")]
         assert len(ids) == len(set(ids)) == total

@@ -23,12 +23,13 @@ from sdk.client import run as run_bot
 from tests.tournament.bots import Sloppy
 
 BOTS = "tests.tournament.bots"
+SECRET = "5ec2e7" * 6  # a fixed deal secret: runs in different databases deal alike
 
 
 def config(tmp_path: Path, db: str, bots: list[str], **tournament: Any) -> TournamentConfig:
     return load_config(None, tournament={"seed": "run-1", "deals": 4, "mode": "in_process",
                                          "concurrency": 1, "database": str(tmp_path / db),
-                                         **tournament},
+                                         "secret": SECRET, **tournament},
                        bots=[f"{BOTS}:{b}" for b in bots])
 
 
@@ -64,24 +65,30 @@ def test_same_config_and_seed_reproduce_the_results_at_any_concurrency(tmp_path:
     assert len(outcomes(one)) == 6
 
 
-def test_interrupted_run_resumes_without_loss_or_double_count(tmp_path: Path) -> None:
+def test_interrupted_run_resumes_without_loss_or_double_count(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     cfg = config(tmp_path, "resume.sqlite", ["Greedy", "Sloppy", "Crasher"], deals=3)
-    seen: list[str] = []
+    real = inproc.InProcessPlayer.play
+    played: list[str] = []
 
-    def stop_after_seven(spec: MatchSpec, result: MatchResult) -> None:
-        seen.append(spec.match_id)
-        if len(seen) == 7:
+    def ctrl_c_at_the_eighth(self: inproc.InProcessPlayer, spec: MatchSpec) -> Any:
+        if len(played) == 7:
             raise KeyboardInterrupt
+        played.append(spec.match_id)
+        return real(self, spec)
 
+    monkeypatch.setattr(inproc.InProcessPlayer, "play", ctrl_c_at_the_eighth)
     with pytest.raises(KeyboardInterrupt):
-        run_tournament(cfg, on_commit=stop_after_seven)
-    assert len(outcomes(cfg)) == 7
+        run_tournament(cfg)
+    monkeypatch.setattr(inproc.InProcessPlayer, "play", real)
+    saved = len(outcomes(cfg))  # every match that finished before the interrupt
+    assert saved == 7 and set(outcomes(cfg)) == set(played)
     summary = run_tournament(cfg)
-    assert summary.already == 7 and summary.played == summary.scheduled - 7
+    assert summary.already == saved and summary.played == summary.scheduled - saved
     clean = dataclasses.replace(cfg, database=tmp_path / "clean.sqlite")
     run_tournament(clean)
     assert outcomes(cfg) == outcomes(clean)
-    assert set(outcomes(cfg)) == {s.match_id for s in tournament_schedule(cfg)}
+    assert set(outcomes(cfg)) == {s.match_id for s in tournament_schedule(cfg, SECRET)}
     with SqliteStore(cfg.database) as a, SqliteStore(clean.database) as b:
         assert a.ratings(cfg.scope) == b.ratings(cfg.scope)  # same order, same live ratings
 
@@ -89,7 +96,7 @@ def test_interrupted_run_resumes_without_loss_or_double_count(tmp_path: Path) ->
 def test_an_arena_fault_voids_the_match_and_it_is_not_rated(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     cfg = config(tmp_path, "void.sqlite", ["Greedy", "Sloppy"], deals=2)
-    victim = next(iter(tournament_schedule(cfg))).match_id
+    victim = next(iter(tournament_schedule(cfg, SECRET))).match_id
     real = inproc.play_guarded
 
     def faulty(driver: Any, bots: Any) -> MatchResult:

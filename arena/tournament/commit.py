@@ -1,0 +1,162 @@
+"""Commit finished matches to the store off the match loop, in order, through a busy database.
+
+A runner (tournament or ladder) hands each finished match to ``Committer.submit``, which
+never blocks: one writer task takes them in order and writes each (its replay file, then
+the match with its rating update in one transaction) on a worker thread, so a slow disk or
+a database locked by another program never stalls the matches in play. A busy or locked
+database is retried with backoff for as long as it takes (a warning every few seconds says
+how many results wait); nothing finished is dropped. Any other refused write stops the run
+with one line (``CommitError``). When the run ends or is interrupted, the writer first
+flushes what is queued (up to ``flush_s``), so an interrupted run loses no finished match
+unless the database stays locked that long; the log then says how many were not saved
+(a resumed run plays them again).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import structlog
+import trio
+
+from arena.match.messages import MatchResult
+from arena.server.arena import write_replay
+from arena.tournament.formats import MatchSpec
+from arena.tournament.store import Rating, Store, StoreBusy, StoreError
+
+log = structlog.get_logger("arena.commit")
+
+BACKOFF_S = (0.05, 0.1, 0.25, 0.5, 1.0, 2.0)  # waits between retries of a busy database
+WARN_EVERY_S = 5.0
+
+
+class CommitError(Exception):
+    """The store refused a finished match for good (one line; the run stops)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Finished:
+    """A finished match waiting to be written."""
+
+    spec: MatchSpec
+    result: MatchResult
+    ratings: Mapping[str, Rating]
+    record: list[dict[str, Any]] | None
+
+
+class Committer:
+    """The one writer of a run's finished matches (see the module docstring)."""
+
+    def __init__(self, store: Store, scope: str, *, replays: Path | None = None,
+                 on_stored: Callable[[Finished, bool], None] | None = None,
+                 flush_s: float = 60.0) -> None:
+        """``on_stored(item, is_new)`` runs on the trio thread after each write (``is_new``
+        False: the scope already had that match)."""
+        self.store = store
+        self.scope = scope
+        self.replays = replays
+        self.on_stored = on_stored
+        self.flush_s = flush_s
+        self._send, self._receive = trio.open_memory_channel[Finished](math.inf)
+        self.pending = 0  # submitted, not yet written
+        self.busy_s = 0.0  # total time spent waiting for a busy database
+        self._idle = trio.Event()
+        self._idle.set()
+
+    def submit(self, spec: MatchSpec, result: MatchResult, ratings: Mapping[str, Rating],
+               record: list[dict[str, Any]] | None = None) -> None:
+        """Queue a finished match for writing; never blocks. Call from the trio thread."""
+        self.pending += 1
+        self._idle = trio.Event() if self._idle.is_set() else self._idle
+        self._send.send_nowait(Finished(spec, result, ratings, record))
+
+    def close(self) -> None:
+        """No more submissions: ``run`` returns once the queue is written."""
+        self._send.close()
+
+    async def wait_idle(self) -> None:
+        """Wait until everything submitted so far is written."""
+        await self._idle.wait()
+
+    async def run(self) -> None:
+        """Write what is submitted until ``close``. Cancellation: the queue is flushed first
+        (shielded, at most ``flush_s``), then Cancelled propagates. ``CommitError`` if a
+        write is refused for another reason than a busy database or a duplicate."""
+        failed = False
+        async with self._receive:
+            try:
+                async for item in self._receive:
+                    await self._write(item)
+            except CommitError:
+                failed = True
+                raise
+            finally:
+                if not failed:
+                    await self._flush()
+
+    async def _flush(self) -> None:
+        """Write what is still queued (shielded, at most ``flush_s``)."""
+        with trio.CancelScope(shield=True) as flush:
+            flush.deadline = trio.current_time() + self.flush_s
+            while True:
+                try:
+                    item = self._receive.receive_nowait()
+                except (trio.WouldBlock, trio.EndOfChannel):
+                    break
+                await self._write(item)
+        if self.pending:
+            log.error("results_not_saved", count=self.pending, scope=self.scope,
+                      detail=f"the database stayed busy for {self.flush_s:g} s after the run "
+                      "ended; a resumed run plays these matches again")
+
+    async def _write(self, item: Finished) -> None:
+        started = time.monotonic()
+        warned = started
+        attempt = 0
+        while True:
+            try:
+                is_new = await trio.to_thread.run_sync(self._write_sync, item)
+                break
+            except StoreBusy as e:
+                now = time.monotonic()
+                if now - warned >= WARN_EVERY_S:
+                    warned = now
+                    log.warning("database_busy", scope=self.scope, waiting=self.pending,
+                                for_s=round(now - started, 1), detail=str(e))
+                await trio.sleep(BACKOFF_S[min(attempt, len(BACKOFF_S) - 1)])
+                attempt += 1
+            except StoreError as e:
+                raise CommitError(str(e)) from None
+        self.busy_s += time.monotonic() - started if attempt else 0.0
+        if attempt:
+            log.info("database_free_again", scope=self.scope, match_id=item.spec.match_id,
+                     waited_s=round(time.monotonic() - started, 2))
+        self.pending -= 1
+        if not is_new:
+            log.warning("already_recorded", scope=self.scope, match_id=item.spec.match_id,
+                        detail="another run recorded this match first; this result is not "
+                        "counted twice")
+        if self.on_stored is not None:
+            self.on_stored(item, is_new)
+        if self.pending == 0:
+            self._idle.set()
+
+    def _write_sync(self, item: Finished) -> bool:
+        """On a worker thread: the replay file, then the match (one transaction)."""
+        if item.record is not None and self.replays is not None:
+            path = self.replays / f"{item.spec.match_id.replace(':', '_')}.jsonl"
+            if not path.exists():  # a retry after a busy database: written already
+                try:
+                    write_replay(path, item.record)
+                except OSError as e:  # a full disk must not cost the result
+                    log.error("replay_write_failed", match_id=item.spec.match_id,
+                              error=str(e))
+        return self.store.record(self.scope, item.spec, item.result, item.ratings)
+
+
+__all__ = ["CommitError", "Committer", "Finished"]
