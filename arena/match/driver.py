@@ -230,7 +230,7 @@ class MatchDriver:
         stats.decisions += 1
         stats.think_ms_total += elapsed_ms
         stats.think_ms_max = max(stats.think_ms_max, elapsed_ms)
-        self._latency[seat] = round(elapsed_ms)
+        self._latency[seat] = max(0, round(elapsed_ms))
         entry: dict[str, Any] = {"type": "action", "hand": game.hand_number, "seat": seat,
                                  "action": str(action), "ms": round(elapsed_ms, 3)}
         if defaulted:

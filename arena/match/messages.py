@@ -140,8 +140,13 @@ Outgoing = (MatchStarted | DecisionRequest | Rejected | OpponentActed | Defaulte
 
 @dataclass(frozen=True, slots=True)
 class Reply:
-    """A seat's answer. ``action`` is None when the message could not be read (``error``)."""
+    """A seat's answer. ``action`` is None when the message could not be read (``error``).
+    ``arrived``: when it reached the arena (trio clock), and ``lag``: the arena's lag
+    measure (``run_match``'s ``lag()``) at that moment, if the seat knows them; else the
+    runner takes both when it reads the answer."""
 
     request_id: int
     action: Action | None
     error: str = ""
+    arrived: float | None = None
+    lag: float | None = None

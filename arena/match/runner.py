@@ -8,11 +8,18 @@ seat forfeits); a refused answer is told why with the legal moves (past ``max_re
 the default is played and a strike counted, or the seat forfeits, per ``on_illegal``); a
 seat that leaves forfeits unless it comes back within the reconnect grace. The match never
 raises for a seat's fault; our own errors end it as ``arena_error`` (void, not rated).
+
+A bot is charged only for its own time: an answer is timed by when it reached the arena
+(``Reply.arrived``, stamped by the gRPC reader) rather than when this loop got to it, an
+answer that arrived in time while this loop was busy is still taken, and the time the
+arena's loops ran late during a decision (``lag``, see ``arena.match.lag``) is credited
+back: it extends the deadline and comes off the time charged.
 """
 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from typing import Protocol
 
 import structlog
@@ -44,6 +51,9 @@ class Seat(Protocol):
         """The bot's next answer; None once the bot is gone (disconnected, closed).
         Cancelling it loses nothing."""
 
+    def poll(self) -> Reply | None:
+        """An answer that has already arrived, without waiting; None if there is none."""
+
     async def wait_back(self, grace_s: float) -> bool:
         """Wait up to ``grace_s`` for a gone bot to reconnect; True if it did."""
 
@@ -56,16 +66,28 @@ class _Forfeit(Exception):
         self.detail = detail
 
 
-async def run_match(driver: MatchDriver, seats: tuple[Seat, Seat]) -> MatchResult:
+MAX_STALE = 3
+"""Replies to an old request a seat may send per decision; each one past this counts as a
+refused answer (a stale reply costs its sender, not the arena)."""
+
+
+def _no_lag() -> float:
+    return 0.0
+
+
+async def run_match(driver: MatchDriver, seats: tuple[Seat, Seat], *,
+                    lag: Callable[[], float] = _no_lag) -> MatchResult:
     """Play the match to its end and return the result (also in ``driver.result``).
 
-    Cancellation (arena shutdown) ends the match as ``shutdown``, tells both seats, and
-    re-raises. A seat's fault is a result, never an exception.
+    ``lag()`` is the arena's own accumulated lag in seconds (non-decreasing); its growth
+    during a decision is credited to the bot. Cancellation (arena shutdown) ends the match
+    as ``shutdown``, tells both seats, and re-raises. A seat's fault is a result, never an
+    exception.
     """
     bound = log.bind(match_id=driver.match_id)
     try:
         _flush(driver, seats)
-        await _play(driver, seats, bound)
+        await _play(driver, seats, bound, lag)
     except _Forfeit as f:
         bound.info("forfeit", seat=f.seat, bot=seats[f.seat].name, reason=str(f.termination),
                    detail=f.detail)
@@ -100,29 +122,43 @@ def _flush(driver: MatchDriver, seats: tuple[Seat, Seat]) -> None:
 
 
 async def _play(driver: MatchDriver, seats: tuple[Seat, Seat],
-                bound: structlog.typing.FilteringBoundLogger) -> None:
+                bound: structlog.typing.FilteringBoundLogger, lag: Callable[[], float]) -> None:
     tc = driver.time_control
     bank = [tc.bank_ms, tc.bank_ms]
     strikes = [0, 0]
+    now = trio.current_time
     while not driver.is_over:
         seat = driver.seat_to_act()
         request = driver.next_request(tc.decision_ms, bank[seat])
         _flush(driver, seats)
         conn = seats[seat]
         conn.send(request)
-        started = trio.current_time()
-        deadline = started + (tc.decision_ms + bank[seat] + tc.margin_ms) / 1000
-        rejections = 0
+        started = now()
+        lag_mark = lag()
+        budget_s = (tc.decision_ms + bank[seat] + tc.margin_ms) / 1000
+        rejections = stale = 0
         while True:
             reply: Reply | None = None
-            with trio.move_on_at(deadline) as scope:
+            credit_s = lag() - lag_mark
+            with trio.move_on_at(started + budget_s + credit_s) as scope:
                 reply = await conn.receive()
-            elapsed_ms = (trio.current_time() - started) * 1000
             if scope.cancelled_caught:
+                reply = conn.poll()  # it may have arrived while this loop was busy
+                credit_s = lag() - lag_mark
+                if reply is None and now() < started + budget_s + credit_s:
+                    continue  # the arena ran late meanwhile: that time is the bot's
+            if reply is not None and reply.arrived is not None:
+                # timed by when it reached the arena, with the lag up to that moment
+                if reply.lag is not None:
+                    credit_s = reply.lag - lag_mark
+                elapsed_ms = max(0.0, (reply.arrived - started - credit_s) * 1000)
+            else:
+                elapsed_ms = max(0.0, (now() - started - credit_s) * 1000)
+            if (reply is None and scope.cancelled_caught) or elapsed_ms > budget_s * 1000:
                 driver.note_timeout(seat)
                 strikes[seat] += 1
                 bound.info("timeout", seat=seat, bot=conn.name, ms=round(elapsed_ms),
-                           strikes=strikes[seat])
+                           credited_ms=round(credit_s * 1000), strikes=strikes[seat])
                 if tc.bank_ms:
                     bank[seat] = 0
                     raise _Forfeit(seat, Termination.FORFEIT_TIMEOUT,
@@ -140,17 +176,22 @@ async def _play(driver: MatchDriver, seats: tuple[Seat, Seat],
                                    f"disconnected (reconnect grace {tc.reconnect_grace_ms} ms)")
                 # the clock ran while the bot was away (dropping must not buy thinking time):
                 # ask again with the time actually left; if none is, the timeout policy acts
-                used_ms = round((trio.current_time() - started) * 1000)
-                if used_ms < tc.decision_ms + bank[seat] + tc.margin_ms:
+                used_ms = round((now() - started - (lag() - lag_mark)) * 1000)
+                if used_ms < budget_s * 1000:
                     conn.send(dataclasses.replace(
                         request, time_left_ms=max(0, tc.decision_ms - used_ms),
                         bank_left_ms=max(0, bank[seat] - max(0, used_ms - tc.decision_ms))))
                 continue
             if reply.request_id != request.request_id:
-                conn.send(Notice(f"reply to request {reply.request_id} ignored: "
-                                 f"waiting for request {request.request_id}"))
-                continue
-            if reply.action is None:
+                stale += 1
+                if stale == 1:
+                    conn.send(Notice(f"reply to request {reply.request_id} ignored: "
+                                     f"waiting for request {request.request_id}"))
+                if stale <= MAX_STALE:
+                    continue
+                code, reason = "stale", (f"{stale} replies to old requests while request "
+                                         f"{request.request_id} waits (at most {MAX_STALE})")
+            elif reply.action is None:
                 code, reason = "malformed", reply.error or "unreadable action"
             else:
                 try:

@@ -1,13 +1,17 @@
-"""The arena server: bot sessions over gRPC, a lobby, and matches run on the trio side.
+"""The arena server: bot sessions over gRPC, seated from the lobby into matches on trio.
 
 A Play stream is a *session*: the bot must say Hello first (within the hello timeout,
-with protocol version 1 and, where tokens are required, a known token); then it waits in
-the lobby until a match takes it as a seat. Matches are run by whoever owns the arena: the
-local player and tournaments ask for a seat by entrant key (``seat_for``); ``serve_open``
-pairs any two waiting bots. A bot that drops mid-match may come back within the grace by
-saying Hello again with ``resume`` = the secret ``resume_key`` its MatchStart gave that
+with protocol version 1, a printable name and, where tokens are required, a known token);
+then it waits in the lobby (``arena.server.lobby``) until a match takes it as a seat.
+Matches are run by whoever owns the arena: the local player and tournaments ask for a seat
+by entrant key (``seat_for``); ``serve_open`` pairs the two oldest waiting bots whenever
+admission allows another match. A bot that drops mid-match may come back within the grace
+by saying Hello again with ``resume`` = the secret ``resume_key`` its MatchStart gave that
 seat (and the same token, where tokens are required). Protocol errors map to status codes
 in one table (``STATUS``); a game fault is a match result, never a status.
+
+The arena measures how late its two loops run (``arena.match.lag``): the gRPC loop's lag is
+credited to bots' clocks, both are reported by Arena.Status and gate admission.
 """
 
 from __future__ import annotations
@@ -16,8 +20,12 @@ import contextlib
 import itertools
 import json
 import secrets
-from collections.abc import Callable, Mapping
+import time
+import unicodedata
+from collections import deque
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +34,7 @@ import structlog
 import trio
 
 from arena.match.driver import MatchDriver, derive_seed, new_seed
+from arena.match.lag import LagTracker, watch
 from arena.match.messages import (
     DecisionRequest,
     MatchResult,
@@ -44,7 +53,15 @@ from arena.protocol.convert import (
     server_message,
 )
 from arena.rules import MalformedError, RulesConfig
-from arena.server.bridge import Connection, serve_grpc
+from arena.server.bridge import (
+    Bridge,
+    Connection,
+    LeaderboardHandler,
+    StreamLimits,
+    format_address,
+    serve_grpc,
+)
+from arena.server.lobby import Admission, Lobby
 
 log = structlog.get_logger("arena.server")
 
@@ -76,6 +93,25 @@ SHUTDOWN_FLUSH_S = 1.0
 """On shutdown, how long a seated session waits for its match to say ``match_end``."""
 
 
+MAX_NAME = 64
+
+
+def name_problem(name: str) -> str:
+    """Why ``name`` cannot be a bot's name ("" if it can): 1-64 characters, none of them a
+    control, format or line-breaking character (so no terminal escape or invisible
+    character reaches an opponent, a table or a log line)."""
+    if not name:
+        return "hello.name is empty: give the bot a name (1-64 printable characters)"
+    if len(name) > MAX_NAME:
+        return f"hello.name has {len(name)} characters: at most {MAX_NAME}"
+    for c in name:
+        kind = unicodedata.category(c)
+        if kind[0] == "C" or kind in ("Zl", "Zp") or (kind == "Zs" and c != " "):
+            return (f"hello.name may not hold U+{ord(c):04X} ({unicodedata.name(c, kind)}): "
+                    "use printable characters")
+    return ""
+
+
 @dataclass(eq=False)
 class Entry:
     """A bot that said Hello and waits for (or plays) a match."""
@@ -87,7 +123,13 @@ class Entry:
     key: str  # the lobby key: the token if any, else the name
     done: trio.Event = field(default_factory=trio.Event)
     seated: bool = False  # taken by a match (which then ends its call)
+    in_lobby: bool = False  # waiting in the lobby (see arena.server.lobby)
+    told: bool = False  # was sent a LobbyStatus (at capacity)
     arrival: int = field(default_factory=itertools.count().__next__)
+
+    @property
+    def is_gone(self) -> bool:
+        return self.conn.is_gone
 
 
 class GrpcSeat:
@@ -147,15 +189,28 @@ class GrpcSeat:
         if msg is None:
             self._lost = entry
             return None
+        return self._reply(msg, entry.conn)
+
+    def poll(self) -> Reply | None:
+        conn = self.entry.conn
+        try:
+            msg = conn.receive_nowait()
+        except trio.ClosedResourceError:
+            return None
+        return None if msg is None else self._reply(msg, conn)
+
+    def _reply(self, msg: pb.BotMessage, conn: Connection) -> Reply:
         kind = msg.WhichOneof("kind")
+        arrived, lag = conn.arrived, conn.arrived_lag
         if kind == "action":
             try:
                 action = action_from_pb(msg.action.action, runs_only=self.runs_only)
             except MalformedError as e:
-                return Reply(msg.action.request_id, None, e.message)
-            return Reply(msg.action.request_id, action)
+                return Reply(msg.action.request_id, None, e.message, arrived, lag)
+            return Reply(msg.action.request_id, action, "", arrived, lag)
         what = "a second Hello" if kind == "hello" else "an empty message"
-        return Reply(self._last_request, None, f"protocol: {what} in a match; send ActionReply")
+        return Reply(self._last_request, None, f"protocol: {what} in a match; send ActionReply",
+                     arrived, lag)
 
     async def wait_back(self, grace_s: float) -> bool:
         if self.entry is not self._lost:
@@ -185,6 +240,14 @@ class GrpcSeat:
         self.entry.done.set()
 
 
+Authenticate = Callable[[str], Awaitable[str | None]]
+"""token -> the bot's name, or None if the token is unknown (runs on the trio thread; a
+lookup that may block, e.g. a database, runs itself on a worker thread)."""
+
+DEFAULT_MAX_LAG_MS = 100.0
+"""No new match starts while either loop lags more than this (``arena serve``, ladder)."""
+
+
 class Arena:
     """Sessions, the lobby and the matches of one server."""
 
@@ -192,20 +255,86 @@ class Arena:
         self,
         *,
         tokens: Mapping[str, str] | None = None,
+        authenticate: Authenticate | None = None,
         hello_timeout_s: float = 10.0,
         replay_dir: Path | None = None,
+        limits: StreamLimits | None = None,
+        max_matches: int = 0,
+        max_lag_ms: float = DEFAULT_MAX_LAG_MS,
+        paced: bool = False,
     ) -> None:
-        # token -> bot name; None: no authentication. Any mapping: the ladder's looks the
-        # token's hash up in its database, so bots registered later are known at once.
+        """``tokens`` (token -> bot name, read at each Hello) or ``authenticate`` require a
+        known token; with neither, any bot may connect and is known by its name. Admission
+        (``max_matches``, ``max_lag_ms``) paces ``serve_open`` and the ladder; ``paced``:
+        the owner starts matches through it, so a session that arrives at capacity is
+        told its place (``LobbyStatus``)."""
         self.tokens = tokens
+        if authenticate is None and tokens is not None:
+            book = tokens
+
+            async def authenticate(token: str) -> str | None:
+                return book.get(token)
+
+        self.authenticate = authenticate
         self.hello_timeout_s = hello_timeout_s
         self.replay_dir = replay_dir
-        self._waiting: dict[str, list[Entry]] = {}
-        self._arrived = trio.Condition()
+        self.limits = limits or StreamLimits()
+        self.lobby: Lobby[Entry] = Lobby()
         self._reconnect: dict[str, GrpcSeat] = {}  # resume key -> seat of a running match
         self.closed = False
-        self.results: list[MatchResult] = []
-        self.on_result: Callable[[MatchResult, MatchDriver], None] | None = None
+        self.recent: deque[MatchResult] = deque(maxlen=256)  # the last results, for tests
+        self.finished = 0
+        self.trio_lag = LagTracker()  # started by serve()
+        self.bridge: Bridge | None = None
+        self.admission = Admission(max_matches=max_matches, max_lag_ms=max_lag_ms,
+                                   lag_ms=self.lag_ms)
+        self.playing = 0  # matches in play (admitted or seated by an owner)
+        self.started_at = time.monotonic()
+        self.paced = paced
+        self.on_refused: Callable[[str, str, str], None] | None = None
+        """Called with (peer, hello name, why) when a session is refused at Hello."""
+
+    # ------------------------------------------------------------------ serving
+
+    async def serve(self, *, host: str = "127.0.0.1", port: int = 0,
+                    tls: tuple[bytes, bytes] | None = None,
+                    leaderboard: LeaderboardHandler | None = None,
+                    task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED) -> None:
+        """Serve this arena over gRPC, and measure the match loop's lag, until cancelled;
+        reports the bound port."""
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(watch, self.trio_lag, self.admission.tick)
+            bound: int = await nursery.start(partial(
+                serve_grpc, self.session, host=host, port=port, tls=tls,
+                leaderboard=leaderboard, limits=self.limits, status=self.status,
+                on_bridge=self._set_bridge))
+            task_status.started(bound)
+
+    def _set_bridge(self, bridge: Bridge) -> None:
+        self.bridge = bridge
+
+    def lag(self) -> float:
+        """The arena's lag credited to bots' clocks: how long the gRPC loop, which reads
+        their answers and writes their requests, has run late in all (seconds)."""
+        return self.bridge.aio_stalled_s() if self.bridge is not None else 0.0
+
+    def lag_ms(self) -> float:
+        """The worse of the two loops' recent lateness (milliseconds). Any thread."""
+        perf = time.perf_counter()
+        bridge = self.bridge
+        if bridge is None:
+            return self.trio_lag.recent_ms
+        return max(self.trio_lag.lag_ms(perf + bridge.clock_offset),
+                   bridge.aio_lag.lag_ms(perf))
+
+    def status(self) -> pb.StatusReply:
+        """Arena.Status, built on the gRPC thread from plain figures (no trio calls)."""
+        a = self.admission
+        return pb.StatusReply(
+            matches_running=self.playing, sessions_waiting=len(self.lobby),
+            matches_finished=self.finished, loop_lag_ms=self.trio_lag.recent_ms,
+            max_matches=a.max_matches, max_lag_ms=a.max_lag_ms,
+            uptime_s=time.monotonic() - self.started_at, admitting=not a.is_full)
 
     # ------------------------------------------------------------------ sessions
 
@@ -218,6 +347,7 @@ class Arena:
             conn.abort(e.status, e.detail)
             return
         if entry is None:
+            log.info("session_gone", peer=conn.peer, detail="the stream ended before Hello")
             return
         conn.bot = entry.name
         bound = log.bind(bot=entry.name, peer=conn.peer)
@@ -234,10 +364,10 @@ class Arena:
             if self.closed:
                 conn.close()  # no more matches: the SDK ends its loop
                 return
-            self._waiting.setdefault(entry.key, []).append(entry)
-            async with self._arrived:
-                self._arrived.notify_all()
-            bound.info("waiting")
+            self.lobby.add(entry)
+            bound.info("waiting", waiting=len(self.lobby))
+            if self.paced and self.admission.is_full:
+                self._tell_lobby(entry)
         try:
             await entry.done.wait()
         except trio.Cancelled:
@@ -248,12 +378,21 @@ class Arena:
                     await entry.done.wait()
             raise
         finally:
-            queue = self._waiting.get(entry.key, [])
-            if entry in queue:
-                queue.remove(entry)
+            self.lobby.remove(entry)
+
+    def _tell_lobby(self, entry: Entry) -> None:
+        """Tell a waiting session (once) why no match starts yet, and its place."""
+        a = self.admission
+        entry.told = True
+        with contextlib.suppress(trio.ClosedResourceError):
+            entry.conn.send(pb.ServerMessage(lobby=pb.LobbyStatus(
+                place=len(self.lobby), waiting=len(self.lobby), matches_running=self.playing,
+                max_matches=a.max_matches,
+                detail="the arena is at capacity: you are seated when a match ends")))
 
     async def _hello(self, conn: Connection) -> Entry | None:
         first = None
+        refuse = self.on_refused
         with trio.move_on_after(self.hello_timeout_s):
             first = await conn.receive()
             if first is None:
@@ -268,13 +407,18 @@ class Arena:
                     f"this arena speaks version {PROTOCOL_VERSION}",
                 )
             name = hello.name.strip()
-            if not name or len(name) > 64:
-                raise ProtocolError(STATUS["bad_hello"], "hello.name must be 1-64 characters")
-            if self.tokens is not None:
-                expected = self.tokens.get(hello.token)
-                if expected is None:
-                    raise ProtocolError(STATUS["bad_token"], "unknown or missing token")
-                name = expected
+            problem = name_problem(name)
+            if problem:
+                raise ProtocolError(STATUS["bad_hello"], problem)
+            if self.authenticate is not None:
+                known = await self.authenticate(hello.token) if hello.token else None
+                if known is None:
+                    why = ("unknown or missing token: send the token you were given in "
+                           "Hello.token (launched bots get it in ARENA_TOKEN)")
+                    if refuse is not None:
+                        refuse(conn.peer, name, "bad_token")
+                    raise ProtocolError(STATUS["bad_token"], why)
+                name = known
             key = hello.token or name
             return Entry(conn, name, hello.token, hello.resume, key)
         raise ProtocolError(STATUS["hello_timeout"],
@@ -285,63 +429,57 @@ class Arena:
     async def seat_for(self, key: str, timeout_s: float, runs_only: bool) -> GrpcSeat | None:
         """The next waiting session of entrant ``key`` (None if none arrives in time)."""
         with trio.move_on_after(timeout_s):
-            async with self._arrived:
-                while True:
-                    queue = self._waiting.get(key)
-                    while queue:
-                        entry = queue.pop(0)
-                        if not entry.conn.is_gone:
-                            return GrpcSeat(entry, runs_only=runs_only)
-                    await self._arrived.wait()
+            while True:
+                entry = self.lobby.pop_key(key)
+                if entry is not None:
+                    return GrpcSeat(entry, runs_only=runs_only)
+                await self.lobby.wait_change()
         return None
 
     async def any_two(self, runs_only: bool) -> tuple[GrpcSeat, GrpcSeat]:
-        """The first two waiting sessions, whoever they are (open play)."""
-        async with self._arrived:
-            while True:
-                live = [e for q in self._waiting.values() for e in q if not e.conn.is_gone]
-                if len(live) >= 2:
-                    live.sort(key=lambda e: e.arrival)
-                    a, b = live[0], live[1]
-                    for e in (a, b):
-                        self._waiting[e.key].remove(e)
-                    return (GrpcSeat(a, runs_only=runs_only), GrpcSeat(b, runs_only=runs_only))
-                await self._arrived.wait()
+        """The two oldest waiting sessions, whoever they are (open play)."""
+        while True:
+            pair = self.lobby.pop_two()
+            if pair is not None:
+                a, b = pair
+                return (GrpcSeat(a, runs_only=runs_only), GrpcSeat(b, runs_only=runs_only))
+            await self.lobby.wait_change()
 
     def waiting(self) -> list[tuple[str, str]]:
         """(key, bot name) of every live session waiting in the lobby, oldest first."""
-        live = [e for q in self._waiting.values() for e in q if not e.conn.is_gone]
-        live.sort(key=lambda e: e.arrival)
-        return [(e.key, e.name) for e in live]
+        return [(e.key, e.name) for e in self.lobby.live()]
 
     async def wait_arrival(self) -> None:
         """Wait until a session joins the lobby. Cancellation: just stops waiting."""
-        async with self._arrived:
-            await self._arrived.wait()
+        await self.lobby.wait_change()
 
     def take_two(self, keys: tuple[str, str], runs_only: bool
                  ) -> tuple[GrpcSeat, GrpcSeat] | None:
         """Seat a waiting session of each of ``keys`` at once (the ladder's pairing), or
         None if either has none; then the lobby is left unchanged."""
-        found: list[Entry] = []
-        for key in keys:
-            entry = next((e for e in self._waiting.get(key, [])
-                          if not e.conn.is_gone and e not in found), None)
-            if entry is None:
-                return None
-            found.append(entry)
-        for e in found:
-            self._waiting[e.key].remove(e)
-        return (GrpcSeat(found[0], runs_only=runs_only), GrpcSeat(found[1], runs_only=runs_only))
+        pair = self.lobby.take_two(keys)
+        if pair is None:
+            return None
+        return (GrpcSeat(pair[0], runs_only=runs_only), GrpcSeat(pair[1], runs_only=runs_only))
+
+    def drop_waiting(self, keys: set[str], status: grpc.StatusCode, detail: str) -> int:
+        """End the waiting sessions of entrants ``keys`` with ``status``; how many."""
+        dropped = 0
+        for entry in self.lobby.live():
+            if entry.key in keys:
+                self.lobby.remove(entry)
+                entry.conn.abort(status, detail)
+                entry.done.set()
+                dropped += 1
+        return dropped
 
     def close_lobby(self) -> None:
         """No more matches: every waiting session ends OK (the SDK then stops)."""
         self.closed = True
-        for queue in self._waiting.values():
-            for entry in queue:
-                entry.conn.close()
-                entry.done.set()
-            queue.clear()
+        for entry in self.lobby.live():
+            self.lobby.remove(entry)
+            entry.conn.close()
+            entry.done.set()
 
     # ------------------------------------------------------------------ matches
 
@@ -364,14 +502,14 @@ class Arena:
             for s in seats:
                 if s is not None:  # back to the lobby for a later match
                     s.entry.seated = False
-                    self._waiting.setdefault(s.entry.key, []).insert(0, s.entry)
+                    self.lobby.put_back(s.entry)
             if len(missing) == 2:
                 result = driver.abort(Termination.NO_SHOW, "neither bot connected")
             else:
                 result = driver.forfeit(missing[0], Termination.NO_SHOW,
                                         f"bot {driver.names[missing[0]]!r} did not connect "
                                         f"within {wait:.1f} s")
-            self._done(driver, result)
+            await self._done(driver, result)
             return result
         a, b = seats
         assert a is not None and b is not None
@@ -384,21 +522,24 @@ class Arena:
         for i, seat in enumerate(seats):
             seat.match_id, seat.seat = driver.match_id, i
             self._reconnect[seat.resume_key] = seat
+        self.playing += 1
         try:
-            result = await run_match(driver, seats)
+            result = await run_match(driver, seats, lag=self.lag)
         except trio.Cancelled:
-            if driver.result is not None:
-                self._done(driver, driver.result)
+            with trio.CancelScope(shield=True):
+                if driver.result is not None:
+                    await self._done(driver, driver.result)
             for seat in seats:
                 seat.entry.conn.abort(STATUS["shutdown"], "server shutting down")
                 seat.entry.done.set()
             raise
         finally:
+            self.playing -= 1
             for seat in seats:
                 self._reconnect.pop(seat.resume_key, None)
         for seat in seats:
             seat.finish()
-        self._done(driver, result)
+        await self._done(driver, result)
         return result
 
     async def _run_guarded(self, driver: MatchDriver, seats: tuple[GrpcSeat, GrpcSeat]
@@ -412,28 +553,46 @@ class Arena:
             for seat in seats:
                 seat.entry.conn.abort(grpc.StatusCode.INTERNAL, "internal error")
                 seat.entry.done.set()
+        finally:
+            self.admission.release()
 
-    def _done(self, driver: MatchDriver, result: MatchResult) -> None:
-        self.results.append(result)
+    async def _done(self, driver: MatchDriver, result: MatchResult) -> None:
+        """Count the result and write its replay (on a worker thread: a slow disk never
+        stalls the matches in play)."""
+        self.finished += 1
+        self.recent.append(result)
         if self.replay_dir is not None:
+            path = self.replay_dir / f"{driver.match_id.replace(':', '_')}.jsonl"
             try:
-                write_replay(self.replay_dir / f"{driver.match_id}.jsonl", driver.record)
+                await trio.to_thread.run_sync(write_replay, path, driver.record)
             except OSError as e:  # a full disk must not take the server down
                 log.error("replay_write_failed", match_id=driver.match_id, error=str(e))
-        if self.on_result is not None:
-            self.on_result(result, driver)
 
     async def serve_open(self, rules: RulesConfig, time_control: TimeControl,
                          seed: int | str | None = None) -> None:
-        """Pair waiting bots two by two and play matches forever (``arena serve``)."""
+        """Pair the two oldest waiting bots and play a match whenever admission allows
+        another (``arena serve``), forever."""
         base = str(seed) if seed is not None else new_seed()
+        self.paced = True
+        was_open = True
         async with trio.open_nursery() as nursery:
             for n in itertools.count(1):
-                a, b = await self.any_two(rules.runs_only)
+                await self.admission.acquire()
+                try:
+                    a, b = await self.any_two(rules.runs_only)
+                except BaseException:
+                    self.admission.release()
+                    raise
                 driver = MatchDriver(f"m{n:05d}", rules, (a.name, b.name),
                                      seed=derive_seed(base, f"match:{n}"),
                                      first_dealer=n % 2, time_control=time_control)
                 nursery.start_soon(self._run_guarded, driver, (a, b))
+                is_open = not self.admission.is_full
+                if was_open and not is_open:  # at capacity now: tell who waits, once
+                    for entry in self.lobby.live():
+                        if not entry.told:
+                            self._tell_lobby(entry)
+                was_open = is_open
 
 
 def write_replay(path: Path, record: list[dict[str, Any]]) -> None:
@@ -449,13 +608,9 @@ def write_replay(path: Path, record: list[dict[str, Any]]) -> None:
 async def start_arena(nursery: trio.Nursery, arena: Arena, *, host: str = "127.0.0.1",
                       port: int = 0) -> int:
     """Serve ``arena`` over gRPC in ``nursery``; returns the bound port."""
-    port_bound: int = await nursery.start(_serve, arena, host, port)
+    port_bound: int = await nursery.start(partial(arena.serve, host=host, port=port))
     return port_bound
 
 
-async def _serve(arena: Arena, host: str, port: int,
-                 task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED) -> None:
-    await serve_grpc(arena.session, host=host, port=port, task_status=task_status)
-
-
-__all__ = ["STATUS", "Arena", "GrpcSeat", "ProtocolError", "start_arena", "write_replay"]
+__all__ = ["STATUS", "Arena", "Entry", "GrpcSeat", "ProtocolError", "format_address",
+           "name_problem", "start_arena", "write_replay"]

@@ -19,15 +19,26 @@ touched only on the asyncio thread; trio objects only on the trio thread (a
 Per Play stream the asyncio side runs a writer loop (outbox -> write / finish) and a reader
 task (each message -> the connection's inbox); the trio side runs ``handler(conn)`` as a new
 task in a sessions nursery, inside the connection's own cancel scope.
+
+Everything a bot sends is bounded before any work is done on it (``StreamLimits``): the
+size of one message (gRPC refuses a bigger one with RESOURCE_EXHAUSTED), the messages and
+bytes a stream may have waiting unread, and the streams open at once, in all and per client
+address (a stream past either is refused RESOURCE_EXHAUSTED at once, with a
+``grpc-retry-pushback-ms`` hint). Each message is stamped with the time it was read, on
+the asyncio thread, so a busy trio loop never makes a bot's answer look late; and a
+``LagTracker`` on the asyncio loop measures how late that loop runs (``aio_lag``).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import ipaddress
 import math
 import socket
 import threading
+import time
+from collections import Counter
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -41,6 +52,7 @@ from google.protobuf.message import DecodeError  # type: ignore[import-untyped]
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
+from arena.match.lag import LagTracker
 from arena.protocol import pb, pb_grpc
 
 __all__ = [
@@ -49,10 +61,15 @@ __all__ = [
     "MALFORMED_DETAILS",
     "MAX_UNREAD_MESSAGES",
     "SHUTDOWN_DETAILS",
+    "Bridge",
     "Connection",
     "Handler",
     "LeaderboardHandler",
+    "StatusHandler",
+    "StreamLimits",
     "check_bindable",
+    "format_address",
+    "peer_host",
     "serve_grpc",
 ]
 
@@ -67,6 +84,22 @@ MAX_UNREAD_MESSAGES: Final = 64
 """Messages a bot may send ahead of the session reading them. The protocol is strictly
 request / reply, so more means a flooding bot: its call ends with RESOURCE_EXHAUSTED and
 the session sees it as gone (cancelled), instead of the inbox growing without bound."""
+
+RETRY_PUSHBACK_KEY: Final = "grpc-retry-pushback-ms"
+"""Trailing metadata of a refused stream: how long the client should wait before trying
+again (the key of gRPC's retry design)."""
+
+
+@dataclass(frozen=True, slots=True)
+class StreamLimits:
+    """What one server accepts (docs/protocol.md, "Limits"). 0: no limit."""
+
+    max_message_bytes: int = 16 * 1024  # a Gin Rummy message fits in a few hundred bytes
+    max_unread_messages: int = MAX_UNREAD_MESSAGES
+    max_unread_bytes: int = 64 * 1024  # per stream, waiting for its session to read them
+    max_streams: int = 5000  # open Play streams in all
+    max_streams_per_address: int = 256  # from one client address (loopback: no limit)
+    retry_after_s: float = 5.0  # the pushback a refused stream is given
 
 SHUTDOWN_DETAILS: Final = "server shutting down"
 """Status details of the UNAVAILABLE that ends each open stream when the server stops."""
@@ -113,8 +146,11 @@ class Connection:
         peer: str,
         metadata: Mapping[str, str | bytes],
         post: Callable[[_Outgoing], None],
+        limits: StreamLimits | None = None,
+        clock_offset: float = 0.0,
     ) -> None:
-        """Built by the bridge on the asyncio thread; ``post`` hands an item to its writer."""
+        """Built by the bridge on the asyncio thread; ``post`` hands an item to its writer.
+        ``clock_offset`` turns ``time.perf_counter()`` into trio's clock."""
         self.peer: Final = peer
         """The client's address as gRPC reports it, e.g. ``"ipv4:127.0.0.1:53422"``."""
         self.metadata: Final = MappingProxyType(dict(metadata))
@@ -124,8 +160,17 @@ class Connection:
         self.bot = ""
         """The bot's name once its session knows it (after Hello), for the bridge's logs;
         set on the trio thread, only read elsewhere."""
+        self.arrived = 0.0
+        """When the message last returned by :meth:`receive` or :meth:`receive_nowait`
+        was read from the network, on trio's clock."""
+        self.arrived_lag = 0.0
+        """The asyncio loop's total lag (``Bridge.aio_stalled_s``) at that moment."""
         self._post = post
-        self._inbox_send, self._inbox = trio.open_memory_channel[pb.BotMessage](math.inf)
+        self._limits = limits or StreamLimits()
+        self._clock_offset = clock_offset
+        self._inbox_send, self._inbox = trio.open_memory_channel[
+            tuple[pb.BotMessage, float, float, int]](math.inf)
+        self._unread_bytes = 0
         self._is_finished = False  # close() or abort() was called
         self._is_gone = False  # the call is over
 
@@ -162,9 +207,26 @@ class Connection:
         :meth:`close` or :meth:`abort`.
         """
         try:
-            return await self._inbox.receive()
+            item = await self._inbox.receive()
         except trio.EndOfChannel:
             return None
+        return self._took(item)
+
+    def receive_nowait(self) -> pb.BotMessage | None:
+        """The bot's next message if one is already waiting, else None (at once). Raises
+        :class:`trio.ClosedResourceError` after :meth:`close` or :meth:`abort`."""
+        try:
+            item = self._inbox.receive_nowait()
+        except (trio.WouldBlock, trio.EndOfChannel):
+            return None
+        return self._took(item)
+
+    def _took(self, item: tuple[pb.BotMessage, float, float, int]) -> pb.BotMessage:
+        message, stamp, lag, size = item
+        self._unread_bytes -= size
+        self.arrived = stamp + self._clock_offset
+        self.arrived_lag = lag
+        return message
 
     def abort(self, code: grpc.StatusCode, details: str) -> None:
         """End the call with status ``code`` after the messages already sent; send no more.
@@ -203,20 +265,27 @@ class Connection:
 
     # ---- called on the trio thread through run_sync_soon (wrapped in _run_guarded) ----
 
-    def _deliver(self, message: pb.BotMessage) -> None:
-        """A message from the bot."""
+    def _deliver(self, message: pb.BotMessage, stamp: float, lag: float, size: int) -> None:
+        """A message from the bot, read at ``stamp`` (``time.perf_counter()``) when the
+        asyncio loop's total lag was ``lag``; ``size`` bytes on the wire."""
         if self._is_finished or self._is_gone:
             return
-        if self._inbox.statistics().current_buffer_used >= MAX_UNREAD_MESSAGES:
+        limits = self._limits
+        unread = self._inbox.statistics().current_buffer_used
+        if unread >= limits.max_unread_messages or (
+                limits.max_unread_bytes and self._unread_bytes + size > limits.max_unread_bytes):
             log.warning("bot_flooding", bot=self.bot or None, peer=self.peer,
-                        limit=MAX_UNREAD_MESSAGES)
+                        unread=unread, unread_bytes=self._unread_bytes + size,
+                        limit=limits.max_unread_messages, limit_bytes=limits.max_unread_bytes)
             self.abort(
                 grpc.StatusCode.RESOURCE_EXHAUSTED,
-                f"more than {MAX_UNREAD_MESSAGES} messages sent ahead of the server",
+                f"more than {limits.max_unread_messages} messages or "
+                f"{limits.max_unread_bytes} bytes sent ahead of the server",
             )
             self.cancel_scope.cancel()
             return
-        self._inbox_send.send_nowait(message)
+        self._unread_bytes += size
+        self._inbox_send.send_nowait((message, stamp, lag, size))
 
     def _deliver_eof(self) -> None:
         """The bot half-closed its side: receive() returns None after the buffered messages."""
@@ -235,6 +304,35 @@ Handler: TypeAlias = Callable[[Connection], Awaitable[None]]
 
 LeaderboardHandler: TypeAlias = Callable[[pb.LeaderboardRequest], Awaitable[pb.LeaderboardReply]]
 """Answers Arena.Leaderboard; runs on the trio side (see :func:`serve_grpc`)."""
+
+StatusHandler: TypeAlias = Callable[[], pb.StatusReply]
+"""Answers Arena.Status on the asyncio thread, from what the trio side last published
+(it must only read: no trio calls). The bridge fills in its own figures (streams, the
+asyncio loop's lag)."""
+
+
+def peer_host(peer: str) -> str:
+    """The client's address without its port, from gRPC's peer string
+    (``"ipv4:127.0.0.1:53422"`` -> ``"127.0.0.1"``, ``"ipv6:[::1]:5"`` -> ``"::1"``)."""
+    kind, _, rest = peer.partition(":")
+    if kind == "ipv6":
+        return rest.rpartition(":")[0].strip("[]")
+    if kind == "ipv4":
+        return rest.rpartition(":")[0]
+    return peer  # unix sockets and the like: one "address" each
+
+
+def _is_loopback(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return host.startswith("unix:")
+
+
+def format_address(host: str, port: int) -> str:
+    """``host:port`` as a client dials it (an IPv6 literal in brackets: ``[::1]:50051``)."""
+    host = host.strip("[]")
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
 
 class _Batch:
@@ -269,7 +367,7 @@ class _Batch:
             _run_guarded(fn, *args)
 
 
-class _Bridge:
+class Bridge:
     """The state shared by the two sides of one server; each attribute has one owner thread."""
 
     def __init__(
@@ -282,10 +380,22 @@ class _Bridge:
         grace: float,
         leaderboard: LeaderboardHandler | None = None,
         tls: tuple[bytes, bytes] | None = None,
+        limits: StreamLimits | None = None,
+        status: StatusHandler | None = None,
     ) -> None:
         self._handler = handler
         self.leaderboard = leaderboard  # read-only after construction (both threads)
+        self.status = status  # read-only after construction (both threads)
+        self.limits = limits or StreamLimits()  # read-only after construction
         self._tls = tls
+        # trio's clock is perf_counter plus a fixed offset (trio.lowlevel SystemClock)
+        self.clock_offset = trio.current_time() - time.perf_counter()
+        self.aio_lag = LagTracker(time.perf_counter())  # ticked on the asyncio thread
+        # asyncio thread only: open streams, by client address
+        self.streams = 0
+        self.by_address: Counter[str] = Counter()
+        self.refused = 0
+        self._refusal_logged: dict[str, float] = {}
         self.sessions: trio.Nursery | None = None  # set before the loop thread starts
         self._token = trio.lowlevel.current_trio_token()
         self._to_trio = _Batch(self._token.run_sync_soon)
@@ -411,8 +521,13 @@ class _Bridge:
         """The helper thread's loop: serve until :meth:`request_stop`, then stop gRPC."""
         loop = asyncio.get_running_loop()
         stop = asyncio.Event()
-        # no SO_REUSEPORT: a second server on a port in use must fail, not share it
-        server = grpc.aio.server(options=[("grpc.so_reuseport", 0)])
+        lag_task = asyncio.create_task(self._tick_aio_lag())
+        options: list[tuple[str, int]] = [
+            ("grpc.so_reuseport", 0),  # a second server on a port in use must fail
+        ]
+        if self.limits.max_message_bytes:
+            options.append(("grpc.max_receive_message_length", self.limits.max_message_bytes))
+        server = grpc.aio.server(options=options)
         pb_grpc.add_ArenaServicer_to_server(  # type: ignore[no-untyped-call]
             _ArenaServicer(self, loop), server
         )
@@ -426,8 +541,7 @@ class _Bridge:
         reflection.enable_server_reflection(
             [*names, health.SERVICE_NAME, reflection.SERVICE_NAME], server
         )
-        host = f"[{self._host}]" if ":" in self._host else self._host  # IPv6 literal
-        address = f"{host}:{self._port}"
+        address = format_address(self._host, self._port)
         if self._tls is not None:  # raises RuntimeError if it cannot bind
             key, chain = self._tls
             port = server.add_secure_port(address, grpc.ssl_server_credentials([(key, chain)]))
@@ -440,7 +554,52 @@ class _Bridge:
             await stop.wait()
             await health_servicer.enter_graceful_shutdown()
         finally:
+            lag_task.cancel()
             await server.stop(self._grace)
+
+    async def _tick_aio_lag(self) -> None:
+        """Tick the asyncio loop's lag tracker (on its own clock: perf_counter)."""
+        tracker = self.aio_lag
+        while True:
+            await asyncio.sleep(tracker.tick_s)
+            tracker.tick(time.perf_counter())
+
+    def aio_stalled_s(self) -> float:
+        """How long the asyncio loop has run late in all (any thread may ask)."""
+        return self.aio_lag.stalled_s(time.perf_counter())
+
+    def admit(self, peer: str) -> str:
+        """On the asyncio thread, for a new Play stream: "" to serve it (counted), else why
+        it is refused (RESOURCE_EXHAUSTED). Pair with :meth:`release`."""
+        limits = self.limits
+        host = peer_host(peer)
+        why = ""
+        if limits.max_streams and self.streams >= limits.max_streams:
+            why = (f"arena full: {self.streams} sessions open (limit {limits.max_streams}); "
+                   f"retry after {limits.retry_after_s:g} s")
+        elif (limits.max_streams_per_address and not _is_loopback(host)
+              and self.by_address[host] >= limits.max_streams_per_address):
+            why = (f"too many sessions from {host}: {self.by_address[host]} open (limit "
+                   f"{limits.max_streams_per_address}); retry after {limits.retry_after_s:g} s")
+        if why:
+            self.refused += 1
+            now = time.monotonic()
+            if now - self._refusal_logged.get(host, -math.inf) >= 10.0:  # one line per 10 s
+                self._refusal_logged[host] = now
+                log.warning("session_refused", peer=peer, status="RESOURCE_EXHAUSTED",
+                            detail=why, refused_so_far=self.refused)
+            return why
+        self.streams += 1
+        self.by_address[host] += 1
+        return ""
+
+    def release(self, peer: str) -> None:
+        """On the asyncio thread: a stream :meth:`admit` served has ended."""
+        host = peer_host(peer)
+        self.streams -= 1
+        self.by_address[host] -= 1
+        if self.by_address[host] <= 0:
+            del self.by_address[host]
 
     def make_post(
         self, loop: asyncio.AbstractEventLoop, outbox: asyncio.Queue[_Outgoing]
@@ -460,7 +619,7 @@ class _Bridge:
 class _ArenaServicer(pb_grpc.ArenaServicer):
     """The Arena service on the asyncio side: each Play call becomes a trio session."""
 
-    def __init__(self, bridge: _Bridge, loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(self, bridge: Bridge, loop: asyncio.AbstractEventLoop) -> None:
         self._bridge = bridge
         self._loop = loop
 
@@ -487,6 +646,18 @@ class _ArenaServicer(pb_grpc.ArenaServicer):
         assert isinstance(reply, pb.LeaderboardReply)
         return reply
 
+    async def Status(  # CamelCase: the RPC name in the service
+        self, request: pb.StatusRequest, context: grpc.aio.ServicerContext
+    ) -> pb.StatusReply:
+        """The arena's load, answered here on the asyncio thread (never waits for trio)."""
+        bridge = self._bridge
+        reply = bridge.status() if bridge.status is not None else pb.StatusReply()
+        reply.sessions_open = bridge.streams
+        reply.sessions_refused = bridge.refused
+        reply.grpc_loop_lag_ms = bridge.aio_lag.lag_ms(time.perf_counter())
+        reply.max_message_bytes = bridge.limits.max_message_bytes
+        return reply
+
     async def Play(  # CamelCase: the RPC name in the service
         self, request_iterator: Any, context: grpc.aio.ServicerContext
     ) -> None:
@@ -495,14 +666,30 @@ class _ArenaServicer(pb_grpc.ArenaServicer):
         Ends when the session closes or aborts the call; if the client cancels (or the
         server stops) grpc cancels this task, and the session's scope is cancelled.
         """
+        bridge = self._bridge
+        peer = context.peer()
+        refused = bridge.admit(peer)
+        if refused:
+            context.set_trailing_metadata(
+                ((RETRY_PUSHBACK_KEY, str(round(bridge.limits.retry_after_s * 1000))),))
+            await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, refused)
+        try:
+            await self._serve(context, peer)
+        finally:
+            bridge.release(peer)
+
+    async def _serve(self, context: grpc.aio.ServicerContext, peer: str) -> None:
+        bridge = self._bridge
         outbox: asyncio.Queue[_Outgoing] = asyncio.Queue()
         metadata = {m.key: m.value for m in context.invocation_metadata() or ()}
         conn = Connection(
-            peer=context.peer(),
+            peer=peer,
             metadata=metadata,
-            post=self._bridge.make_post(self._loop, outbox),
+            post=bridge.make_post(self._loop, outbox),
+            limits=bridge.limits,
+            clock_offset=bridge.clock_offset,
         )
-        self._bridge.to_trio(self._bridge.spawn, conn)
+        bridge.to_trio(bridge.spawn, conn)
         reader = asyncio.create_task(self._read(context, conn, outbox))
         try:
             while True:
@@ -533,7 +720,9 @@ class _ArenaServicer(pb_grpc.ArenaServicer):
                 if message is grpc.aio.EOF:
                     to_trio(conn._deliver_eof)
                     return
-                to_trio(conn._deliver, message)
+                now = time.perf_counter()
+                to_trio(conn._deliver, message, now, self._bridge.aio_lag.stalled_s(now),
+                        message.ByteSize())
         except DecodeError as exc:
             log.info("malformed_message", bot=conn.bot or None, peer=conn.peer, error=str(exc))
             outbox.put_nowait(_Finish(grpc.StatusCode.INVALID_ARGUMENT, MALFORMED_DETAILS))
@@ -572,6 +761,9 @@ async def serve_grpc(
     grace: float = 1.0,
     leaderboard: LeaderboardHandler | None = None,
     tls: tuple[bytes, bytes] | None = None,
+    limits: StreamLimits | None = None,
+    status: StatusHandler | None = None,
+    on_bridge: Callable[[Bridge], None] | None = None,
     task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Serve the Arena service on ``host:port`` and run ``handler(conn)`` for each Play call.
@@ -596,9 +788,16 @@ async def serve_grpc(
     the helper thread ends; only then does this return (raising the Cancelled). A failure
     of the asyncio side (e.g. the port cannot be bound) propagates as an exception (in an
     exception group, as trio nurseries raise).
+
+    ``limits`` bounds what bots may send and how many streams are served
+    (:class:`StreamLimits`). Arena.Status is answered on the asyncio thread by
+    ``status()`` plus the bridge's own figures. ``on_bridge(bridge)`` is called once the
+    bridge exists (its ``aio_stalled_s`` is the asyncio loop's lag, for the match clock).
     """
-    bridge = _Bridge(handler, host=host, port=port, extra_servicers=extra_servicers, grace=grace,
-                     leaderboard=leaderboard, tls=tls)
+    bridge = Bridge(handler, host=host, port=port, extra_servicers=extra_servicers, grace=grace,
+                     leaderboard=leaderboard, tls=tls, limits=limits, status=status)
+    if on_bridge is not None:
+        on_bridge(bridge)
     async with trio.open_nursery() as root:
         try:
             async with trio.open_nursery() as sessions:

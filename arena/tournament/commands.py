@@ -22,27 +22,36 @@ def tournament(config: Path | None, *, tournament: dict[str, Any], rules: dict[s
                time_control: dict[str, Any], bots: list[str] | None, challenger: str | None,
                progress: bool, samples: int) -> int:
     """Run (or resume) a tournament, then print its standings."""
-    from arena.tournament.config import ConfigError, load_config
+    from arena.tournament.config import ConfigError, load_config, weak_seed
     from arena.tournament.report import format_table, pick_scope, standings
-    from arena.tournament.runner import RunError, run_tournament
+    from arena.tournament.runner import RunError, check_runnable, run_tournament
     from arena.tournament.store import SqliteStore, StoreError
 
     try:
         cfg = load_config(config, tournament=tournament, rules=rules,
                           time_control=time_control, bots=bots, challenger=challenger)
+        check_runnable(cfg)
+        weak = weak_seed(cfg.seed) if cfg.seed else ""
+        if weak:
+            print(f"arena: warning: the seed {cfg.seed!r} is easy to guess ({weak}). The deals "
+                  "stay secret from bots (they are keyed with this tournament's secret, kept "
+                  "in the database), but leave --seed out for a random one, or use 16+ "
+                  "random characters", file=sys.stderr)
         with SqliteStore(cfg.database) as store:
             summary = run_tournament(cfg, store, progress=progress)
+            where = {"new": " (new: made now and stored)",
+                     "stored": " (read from the database)"}.get(summary.seed_source, "")
             print(f"{cfg.name}: {summary.played} matches played now ({summary.already} "
                   f"already recorded, {summary.scheduled} scheduled), {summary.hands} hands "
                   f"in {summary.seconds:.1f} s ({summary.hands_per_second:.0f} hands/s); "
-                  f"seed {cfg.seed}; results in {cfg.database}")
+                  f"seed {summary.seed}{where}; results in {cfg.database}")
             if summary.voided:
                 print(f"{summary.voided} matches voided (no winner, not by the game: not "
                       "counted or rated)")
             if summary.unplayed:
                 print(f"{summary.unplayed} matches not played (neither bot connected): run "
                       "the same command again to play them")
-            st = standings(store, pick_scope(store, cfg.scope), samples=samples)
+            st = standings(store, pick_scope(store, summary.scope), samples=samples)
             print(format_table(st))
     except (ConfigError, StoreError, RunError) as e:
         raise CommandError(str(e)) from None

@@ -1,9 +1,12 @@
 """The ladder: a long-running arena where registered bots are paired continuously.
 
-A bot is registered once (``arena register DB NAME``): it gets a secret token, and only
-the token's SHA-256 is stored. A bot connects with its token (the Hello's name is
-ignored: the registered name is used); an unknown token is refused with UNAUTHENTICATED.
-Bots waiting in the lobby are paired after a short settle delay:
+A bot is registered once (``arena register DB NAME``; names are unique whatever their case):
+it gets a secret token, and only the token's SHA-256 is stored. A bot connects with its
+token (the Hello's name is ignored: the registered name is used); an unknown or revoked
+token is refused with UNAUTHENTICATED. A token can be revoked or rotated while the ladder
+runs (``arena ladder revoke|rotate NAME``): the running ladder notices within a second and
+ends that bot's waiting sessions. Bots waiting in the lobby are paired after a short settle
+delay, as many pairs as admission allows (``arena.server.lobby``):
 
 * new bots first: waiting bots are taken in order of fewest rated games, so a newcomer
   is always paired and, with an odd number waiting, the most experienced bot sits out;
@@ -11,10 +14,16 @@ Bots waiting in the lobby are paired after a short settle delay:
 * a spread of opponents: ... plus a penalty for each recent meeting of the two.
 
 Each time two bots meet they play the next match of their own duplicate series: the
-2k-th and (2k+1)-th meetings share a deal seed with the seats swapped. Every finished match
-is recorded with the rating update in one transaction (scope ``ladder``), so stopping
-and restarting the ladder keeps registrations, ratings and history. A match cut by a
-shutdown or a no-show is not recorded; a voided one is recorded but not rated.
+2k-th and (2k+1)-th meetings share a deal seed with the seats swapped. Deal seeds and match
+ids are keyed with the season's secret (kept in the store, never sent to a bot). Every
+finished match is recorded with the rating update in one transaction, off the match loop
+(``arena.tournament.commit``), so stopping and restarting the ladder keeps registrations,
+ratings and history. A match cut by a shutdown or a no-show is not recorded; a voided one
+is recorded but not rated.
+
+A ladder keeps one meaning: its scope (``ladder``, or ``ladder:SEASON``) stores its rules,
+time control and seed, and starting it again on the same database with other ones is
+refused in one line (``LadderError``); ``--season NAME`` starts a new rating scope instead.
 """
 
 from __future__ import annotations
@@ -24,27 +33,29 @@ import json
 import random
 import secrets
 from collections import Counter, defaultdict, deque
-from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, fields
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 import grpc
 import structlog
 import trio
 
-from arena.match.driver import MatchDriver, derive_seed, new_seed
+from arena.match.driver import MatchDriver, new_seed
 from arena.match.messages import MatchResult, Termination, TimeControl
 from arena.protocol import pb
 from arena.rules import RulesConfig
-from arena.server.arena import Arena, GrpcSeat, write_replay
-from arena.server.bridge import serve_grpc
+from arena.server.arena import DEFAULT_MAX_LAG_MS, Arena, GrpcSeat, ProtocolError
+from arena.server.bridge import format_address
+from arena.tournament.commit import Committer, Finished
 from arena.tournament.config import NAME_RE
-from arena.tournament.formats import MatchSpec, canonical
+from arena.tournament.formats import MatchSpec, canonical, keyed
 from arena.tournament.ratings import LiveRatings
 from arena.tournament.report import leaderboard_rows
 from arena.tournament.runner import score_of
-from arena.tournament.store import Rating, Store, StoreError
+from arena.tournament.store import Rating, Store, StoreBusy, StoreError
 
 log = structlog.get_logger("arena.ladder")
 
@@ -59,6 +70,10 @@ class RegistrationError(ValueError):
     """A name or token that cannot be registered (one line)."""
 
 
+class LadderError(ValueError):
+    """The ladder cannot start as asked (one line)."""
+
+
 def hash_token(token: str) -> str:
     """How a token is stored: its SHA-256 (tokens are long and random, so no salt is
     needed to make guessing useless; a lookup by hash stays a single index probe)."""
@@ -66,7 +81,8 @@ def hash_token(token: str) -> str:
 
 
 def register(store: Store, name: str, token: str | None = None) -> str:
-    """Register ``name`` and return its token (made up if not given; shown only now)."""
+    """Register ``name`` and return its token (made up if not given; shown only now).
+    Names are unique whatever their case."""
     if not NAME_RE.match(name):
         raise RegistrationError(f"bot name {name!r}: use letters, digits and _.+- "
                                 "(at most 64)")
@@ -80,29 +96,26 @@ def register(store: Store, name: str, token: str | None = None) -> str:
     return token
 
 
-class TokenBook(Mapping[str, str]):
-    """token -> registered bot name, looked up by hash in the store (read on each miss,
-    so a bot registered while the ladder runs can connect at once)."""
+def revoke(store: Store, name: str) -> None:
+    """Revoke ``name``'s token: it connects no more (a running ladder notices within a
+    second). ``RegistrationError`` if no such bot is registered."""
+    try:
+        store.set_token(name, None)
+    except StoreError as e:
+        raise RegistrationError(str(e)) from None
 
-    def __init__(self, store: Store) -> None:
-        self._store = store
-        self._known: dict[str, str] = {}
 
-    def __getitem__(self, token: str) -> str:
-        if not token:
-            raise KeyError(token)
-        digest = hash_token(token)
-        name = self._known.get(digest) or self._store.bot_for_token_hash(digest)
-        if name is None:
-            raise KeyError("unknown token")
-        self._known[digest] = name
-        return name
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(())  # only hashes are kept: the tokens cannot be listed
-
-    def __len__(self) -> int:
-        return len(self._store.registered_bots())
+def rotate(store: Store, name: str, token: str | None = None) -> str:
+    """Give ``name`` a new token (made up if not given) and return it; the old one stops
+    working (a running ladder notices within a second)."""
+    token = token if token is not None else secrets.token_hex(24)
+    if len(token) < MIN_TOKEN:
+        raise RegistrationError(f"a token needs at least {MIN_TOKEN} characters")
+    try:
+        store.set_token(name, hash_token(token))
+    except StoreError as e:
+        raise RegistrationError(str(e)) from None
+    return token
 
 
 # ---------------------------------------------------------------- pairing
@@ -155,30 +168,61 @@ class LadderOptions:
     seed: str = ""  # deal seeds; default: made once and kept in the database
     settle_s: float = 0.25  # after an arrival, wait this long for more before pairing
     replay_dir: Path | None = None
+    season: str = ""  # "": the scope "ladder"; else "ladder:SEASON", rated apart
+    max_matches: int = 0  # matches at once (0: as the measured lag allows)
+    max_lag_ms: float = DEFAULT_MAX_LAG_MS
+
+
+def ladder_scope(season: str) -> str:
+    return f"ladder:{season}" if season else SCOPE
+
+
+def _tc_dict(tc: TimeControl) -> dict[str, Any]:
+    return {f.name: getattr(tc, f.name) for f in fields(tc)}
 
 
 class Ladder:
     """The ladder's state: the arena, the live ratings and the pairing loop."""
 
     def __init__(self, store: Store, options: LadderOptions | None = None) -> None:
+        """``LadderError`` if the database holds this ladder (season) with other rules,
+        time control or seed."""
         opts = options or LadderOptions()
         self.store = store
         self.options = opts
-        existing = {s.scope for s in store.scopes()}
-        if SCOPE in existing:
-            saved = store.scope_config(SCOPE)
-            seed = opts.seed or str(saved.get("seed", ""))
+        self.scope = scope = ladder_scope(opts.season)
+        if opts.season and not NAME_RE.match(opts.season):
+            raise LadderError(f"season {opts.season!r}: use letters, digits and _.+- "
+                              "(at most 64)")
+        want: dict[str, Any] = {"format": "ladder", "rules": opts.rules.to_dict(),
+                                "time_control": _tc_dict(opts.time_control)}
+        if scope in {s.scope for s in store.scopes()}:
+            saved = store.scope_config(scope)
+            differs = [key.replace("_", " ") for key in ("rules", "time_control")
+                       if key in saved and saved[key] != want[key]]
+            seed = str(saved.get("seed", ""))
+            if opts.seed and seed and opts.seed != seed:
+                differs.append("seed")
+            if differs:
+                where = f"season {opts.season!r}" if opts.season else "ladder"
+                raise LadderError(
+                    f"this database's {where} was played with another {' and '.join(differs)}"
+                    f" ({_describe(saved, differs)}): start it with the same options, or "
+                    f"give --season NAME to rate a new season in the same database")
+            seed = seed or opts.seed or new_seed()
         else:
             seed = opts.seed or new_seed()
-            store.open_scope(SCOPE, "ladder", "ladder", json.dumps({
-                "format": "ladder", "seed": seed, "rules": opts.rules.to_dict()}))
         self.seed = seed
-        self.live = LiveRatings(store.ratings(SCOPE))
-        self.arena = Arena(tokens=TokenBook(store),
-                           hello_timeout_s=opts.time_control.hello_timeout_ms / 1000)
+        self.secret = store.open_scope(scope, "ladder", opts.season or "ladder",
+                                       json.dumps({**want, "seed": seed}, sort_keys=True))
+        self.live = LiveRatings(store.ratings(scope))
+        self.arena = Arena(authenticate=self.authenticate,
+                           hello_timeout_s=opts.time_control.hello_timeout_ms / 1000,
+                           max_matches=opts.max_matches, max_lag_ms=opts.max_lag_ms,
+                           paced=True)
         self.recent: dict[str, deque[str]] = defaultdict(lambda: deque(maxlen=RECENT))
         self._meetings: dict[tuple[str, str], int] = {}
-        for m in store.matches(SCOPE):
+        for m in store.matches(scope):
             a, b = m.bots
             self.recent[a].append(b)
             self.recent[b].append(a)
@@ -188,31 +232,70 @@ class Ladder:
         self._rng = random.Random(seed)
         self.matches_played = 0
         self._recorded = trio.Event()
+        self.committer = Committer(store, scope, replays=opts.replay_dir,
+                                   on_stored=self._stored)
 
     # ------------------------------------------------------------------ serving
 
     async def serve(self, *, host: str = "127.0.0.1", port: int = 0,
                     tls: tuple[bytes, bytes] | None = None,
                     task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED) -> None:
-        """Serve gRPC (Play and Leaderboard) and pair bots until cancelled. Cancellation
-        ends the matches in flight as ``shutdown`` (not recorded: nothing is half-written)."""
+        """Serve gRPC (Play, Leaderboard, Status) and pair bots until cancelled.
+        Cancellation ends the matches in flight as ``shutdown`` (not recorded: nothing is
+        half-written), and the results already finished are written first."""
         async with trio.open_nursery() as nursery:
+            nursery.start_soon(self.committer.run)
             bound: int = await nursery.start(partial(
-                serve_grpc, self.arena.session, host=host, port=port,
-                leaderboard=self.leaderboard, tls=tls))
-            log.info("ladder_ready", address=f"{host}:{bound}", tls=tls is not None)
+                self.arena.serve, host=host, port=port, tls=tls,
+                leaderboard=self.leaderboard))
+            log.info("ladder_ready", address=format_address(host, bound), tls=tls is not None,
+                     scope=self.scope)
             task_status.started(bound)
+            nursery.start_soon(self.watch_tokens)
             await self.pair_forever(nursery)
 
+    async def authenticate(self, token: str) -> str | None:
+        """The registered bot with this valid token (looked up on a worker thread)."""
+        try:
+            return await trio.to_thread.run_sync(self.store.bot_for_token_hash,
+                                                 hash_token(token))
+        except StoreBusy:
+            raise ProtocolError(grpc.StatusCode.UNAVAILABLE,
+                                "the ladder's database is busy: try again in a few "
+                                "seconds") from None
+
+    async def watch_tokens(self, every_s: float = 1.0) -> None:
+        """Whenever a token is revoked or rotated, end the waiting sessions whose token no
+        longer holds (their matches in play finish)."""
+        epoch = await trio.to_thread.run_sync(self.store.token_epoch)
+        while True:
+            await trio.sleep(every_s)
+            try:
+                now = await trio.to_thread.run_sync(self.store.token_epoch)
+            except StoreBusy:
+                continue
+            if now == epoch:
+                continue
+            epoch = now
+            stale: set[str] = set()
+            for key, _ in self.arena.waiting():
+                if await self.authenticate(key) is None:
+                    stale.add(key)
+            if stale:
+                dropped = self.arena.drop_waiting(stale, grpc.StatusCode.UNAUTHENTICATED,
+                                                  "this bot's token was revoked or replaced")
+                log.info("sessions_revoked", sessions=dropped)
+
     async def pair_forever(self, nursery: trio.Nursery) -> None:
-        """Whenever bots wait, pair them and start their matches in ``nursery``."""
+        """Whenever bots wait and admission allows, pair them and start their matches."""
         while True:
             if not self.pair_now(nursery):
-                await self.arena.wait_arrival()
+                with trio.move_on_after(1.0):  # capacity frees without an arrival too
+                    await self.arena.wait_arrival()
             await trio.sleep(self.options.settle_s)
 
     def pair_now(self, nursery: trio.Nursery) -> int:
-        """Start every match the waiting bots allow now; returns how many."""
+        """Start every match the waiting bots and admission allow now; returns how many."""
         sessions: Counter[str] = Counter()
         keys: dict[str, str] = {}
         for key, name in self.arena.waiting():
@@ -220,9 +303,13 @@ class Ladder:
             keys[name] = key
         waiting = [Candidate(n, keys[n], c) for n, c in sessions.items()]
         started = 0
+        admission = self.arena.admission
         for a, b in choose_pairs(waiting, self.live.all(), self.recent, self._rng):
+            if not admission.try_acquire():
+                break
             seats = self.arena.take_two((a.key, b.key), self.options.rules.runs_only)
             if seats is None:
+                admission.release()
                 continue
             nursery.start_soon(self._play, seats)
             started += 1
@@ -233,57 +320,57 @@ class Ladder:
         k = self._meetings.get(pair, 0)
         self._meetings[pair] = k + 1
         deal, order = divmod(k, 2)
-        return MatchSpec(f"{SCOPE}:{pair[0]}:{pair[1]}:{k}", pair, deal, order,
-                         derive_seed(self.seed, f"{pair[0]}:{pair[1]}:{deal}"))
+        return MatchSpec("m" + keyed(self.secret, "match", self.scope, *pair, k)[:19], pair,
+                         deal, order, keyed(self.secret, "deal", self.seed, *pair, deal)[:32])
 
     async def _play(self, seats: tuple[GrpcSeat, GrpcSeat]) -> None:
-        spec = self._next_match(seats[0].name, seats[1].name)
-        if spec.seats != (seats[0].name, seats[1].name):
-            seats = (seats[1], seats[0])
-        driver = MatchDriver(spec.match_id, self.options.rules, spec.seats, seed=spec.seed,
-                             time_control=self.options.time_control,
-                             meta={"deal": spec.deal, "seat_order": spec.order})
-        for s in spec.seats:
-            self.playing[s] += 1
         try:
-            result = await self.arena.run_seated(driver, seats)
-        except Exception:
-            log.exception("ladder_match_failed", match_id=spec.match_id)
-            for seat in seats:
-                seat.entry.conn.abort(grpc.StatusCode.INTERNAL, "internal error")
-                seat.entry.done.set()
-            return
-        finally:
+            spec = self._next_match(seats[0].name, seats[1].name)
+            if spec.seats != (seats[0].name, seats[1].name):
+                seats = (seats[1], seats[0])
+            driver = MatchDriver(spec.match_id, self.options.rules, spec.seats, seed=spec.seed,
+                                 time_control=self.options.time_control,
+                                 meta={"deal": spec.deal, "seat_order": spec.order})
             for s in spec.seats:
-                self.playing[s] -= 1
-        self.record(spec, result, driver.record)
+                self.playing[s] += 1
+            try:
+                result = await self.arena.run_seated(driver, seats)
+            except Exception:
+                log.exception("ladder_match_failed", match_id=spec.match_id)
+                for seat in seats:
+                    seat.entry.conn.abort(grpc.StatusCode.INTERNAL, "internal error")
+                    seat.entry.done.set()
+                return
+            finally:
+                for s in spec.seats:
+                    self.playing[s] -= 1
+            self.record(spec, result, driver.record)
+        finally:
+            self.arena.admission.release()
 
     def record(self, spec: MatchSpec, result: MatchResult,
-               record: list[dict[str, object]] | None = None) -> bool:
-        """Commit a finished match and its rating update (one transaction)."""
-        self.arena.results.clear()  # the store keeps them; the arena need not, for weeks
+               record: list[dict[str, Any]] | None = None) -> bool:
+        """Hand a finished match and its rating update to the committer (written in
+        order off the match loop); False for a match that is not recorded."""
         if result.termination in (Termination.SHUTDOWN, Termination.NO_SHOW):
             return False
         a, b = spec.pair
         score_a = score_of(result, spec.seats, a)
         new = {} if score_a is None else self.live.after(a, b, score_a)
-        if self.options.replay_dir is not None and record is not None:
-            try:
-                write_replay(self.options.replay_dir / f"{spec.match_id.replace(':', '_')}.jsonl",
-                             record)
-            except OSError as e:
-                log.error("replay_write_failed", match_id=spec.match_id, error=str(e))
-        if not self.store.record(SCOPE, spec, result, new):
-            return False
         self.live.apply(new)
         self.recent[a].append(b)
         self.recent[b].append(a)
+        self.committer.submit(spec, result, new, record)
+        return True
+
+    def _stored(self, item: Finished, is_new: bool) -> None:
+        if not is_new:
+            return
         self.matches_played += 1
-        log.info("ladder_match", match_id=spec.match_id, winner=result.winner,
-                 reason=str(result.termination), seats=list(spec.seats))
+        log.info("ladder_match", match_id=item.spec.match_id, winner=item.result.winner,
+                 reason=str(item.result.termination), seats=list(item.spec.seats))
         self._recorded.set()
         self._recorded = trio.Event()
-        return True
 
     async def wait_recorded(self) -> None:
         """Wait for the next recorded match (for tests and monitors)."""
@@ -296,7 +383,7 @@ class Ladder:
         ratings = self.live.all()
         for name in self.store.registered_bots():
             ratings.setdefault(name, self.live.initial)
-        wins = self.store.wins(SCOPE)
+        wins = self.store.wins(self.scope)
         rows = leaderboard_rows(ratings)
         if limit:
             rows = rows[:limit]
@@ -304,8 +391,24 @@ class Ladder:
                                     wins=wins.get(n, 0)) for n, r in rows]
 
     async def leaderboard(self, request: pb.LeaderboardRequest) -> pb.LeaderboardReply:
-        return pb.LeaderboardReply(entries=self.leaderboard_entries(request.limit))
+        entries = await trio.to_thread.run_sync(self.leaderboard_entries, request.limit)
+        return pb.LeaderboardReply(entries=entries)
 
 
-__all__ = ["SCOPE", "Candidate", "Ladder", "LadderOptions", "RegistrationError", "TokenBook",
-           "choose_pairs", "hash_token", "register"]
+def _describe(saved: Mapping[str, Any], keys: list[str]) -> str:
+    """What the saved ladder was played with, for an error line."""
+    parts = []
+    if "rules" in keys:
+        rules = saved.get("rules")
+        parts.append(f"rules {rules.get('preset') if isinstance(rules, dict) else rules}")
+    if "time control" in keys:
+        tc = saved.get("time_control")
+        if isinstance(tc, dict):
+            parts.append(f"decision_ms {tc.get('decision_ms')}, bank_ms {tc.get('bank_ms')}")
+    if "seed" in keys:
+        parts.append("its seed is kept in the database")
+    return "; ".join(parts)
+
+
+__all__ = ["SCOPE", "Candidate", "Ladder", "LadderError", "LadderOptions", "RegistrationError",
+           "choose_pairs", "hash_token", "ladder_scope", "register", "revoke", "rotate"]

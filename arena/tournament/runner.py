@@ -212,12 +212,7 @@ def run_tournament(cfg: TournamentConfig, store: Store | None = None, *, progres
     ``store`` defaults to the config's SQLite file. ``ConfigError`` for bot specs that do
     not load. Interrupting it (Ctrl-C, kill) loses no finished match.
     """
-    _check_specs(cfg)
-    if cfg.mode is not Mode.IN_PROCESS:
-        try:
-            check_bindable(cfg.host, cfg.port)
-        except OSError as e:
-            raise ConfigError(f"[tournament] host/port: {e}") from None
+    check_runnable(cfg)
     own = store is None
     db: Store = store if store is not None else SqliteStore(cfg.database)
     try:
@@ -246,6 +241,16 @@ def run_tournament(cfg: TournamentConfig, store: Store | None = None, *, progres
     finally:
         if own:
             db.close()
+
+
+def check_runnable(cfg: TournamentConfig) -> None:
+    """``ConfigError`` (one line) if a bot spec does not load or the port cannot be bound."""
+    _check_specs(cfg)
+    if cfg.mode is not Mode.IN_PROCESS:
+        try:
+            check_bindable(cfg.host, cfg.port)
+        except OSError as e:
+            raise ConfigError(f"[tournament] host/port: {e}") from None
 
 
 def resolve_seed(cfg: TournamentConfig, store: Store) -> tuple[TournamentConfig, str]:
@@ -407,4 +412,5 @@ async def _play_networked(run: _Run) -> None:
         root.cancel_scope.cancel()
 
 
-__all__ = ["RunError", "RunSummary", "run_tournament", "score_of"]
+__all__ = ["RunError", "RunSummary", "check_runnable", "resolve_seed", "run_tournament",
+           "score_of"]

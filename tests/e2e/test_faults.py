@@ -992,7 +992,7 @@ def shutdown_round(matches: int, replay_dir: Path | None = None) -> Shutdown:
                 serving.cancel_scope.cancel()
 
     trio.run(main)
-    return Shutdown(streams, lobby[0], arena.results)
+    return Shutdown(streams, lobby[0], arena.recent)
 
 
 def test_shutdown_mid_match_ends_every_call_unavailable_and_records_shutdown(

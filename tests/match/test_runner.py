@@ -27,7 +27,7 @@ from arena.match.messages import (
     Termination,
     TimeControl,
 )
-from arena.match.runner import run_match
+from arena.match.runner import MAX_STALE, run_match
 from arena.rules import (
     Action,
     Discard,
@@ -55,6 +55,7 @@ class Answer:
     request_id: int | None = None
     silent: bool = False
     leave: bool = False  # the connection drops instead (receive() returns None)
+    held_s: float = 0.0  # it reaches the arena at delay_s, but its loop reads it this later
 
 
 Script = Callable[[int, DecisionRequest], Answer]  # (n-th request, request) -> answer
@@ -74,7 +75,7 @@ class ScriptedSeat:
     sent: list[Outgoing] = field(default_factory=list)
     requests: list[DecisionRequest] = field(default_factory=list)
     bot: GreedyBot = field(default_factory=GreedyBot)
-    _inbox: list[tuple[float, Reply | None]] = field(default_factory=list)
+    _inbox: list[tuple[float, Reply | None]] = field(default_factory=list)  # (readable at, ..)
     _wake: trio.Event = field(default_factory=trio.Event)
 
     def send(self, message: Outgoing) -> None:
@@ -99,9 +100,19 @@ class ScriptedSeat:
 
     def _queue(self, answer: Answer, request_id: int) -> None:
         rid = request_id if answer.request_id is None else answer.request_id
-        self._inbox.append((trio.current_time() + answer.delay_s, Reply(rid, answer.action)))
+        arrived = trio.current_time() + answer.delay_s
+        self._inbox.append((arrived + answer.held_s,
+                            Reply(rid, answer.action, arrived=arrived)))
         self._inbox.sort(key=lambda item: item[0])
         self._wake.set()
+
+    def poll(self) -> Reply | None:
+        """An answer that reached the arena already, even one its loop has not read yet."""
+        for i, (_, reply) in enumerate(self._inbox):
+            if reply is not None and reply.arrived is not None \
+                    and reply.arrived <= trio.current_time():
+                return self._inbox.pop(i)[1]
+        return None
 
     async def receive(self) -> Reply | None:
         await trio.lowlevel.checkpoint()  # as a real channel's receive: cancellable first
@@ -132,13 +143,16 @@ class ScriptedSeat:
 
 
 def play(tc: TimeControl, a: ScriptedSeat, b: ScriptedSeat, *, seed: int = 7,
-         max_hands: int = 500) -> MatchResult:
+         max_hands: int = 500, lag: Callable[[], float] | None = None) -> MatchResult:
     driver = MatchDriver("t", RULES.with_options(max_hands=max_hands), (a.name, b.name),
                          seed=seed, time_control=tc)
     out: list[MatchResult] = []
 
     async def main() -> None:
-        out.append(await run_match(driver, (a, b)))
+        if lag is None:
+            out.append(await run_match(driver, (a, b)))
+        else:
+            out.append(await run_match(driver, (a, b), lag=lag))
 
     trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))
     return out[0]
@@ -320,6 +334,80 @@ def test_a_stale_request_id_is_ignored_with_a_notice() -> None:
     notices = [m.text for m in seat.of(Notice)]  # type: ignore[attr-defined]
     assert any(f"waiting for request {seat.requests[1].request_id}" in t for t in notices)
     assert result.stats[0].rejections == 0 and result.stats[0].timeouts == 0
+
+
+def test_stale_replies_past_the_limit_cost_their_sender() -> None:
+    tc = TimeControl(decision_ms=500, max_rejections=1, max_strikes=9)
+
+    class Spammer(ScriptedSeat):
+        def send(self, message: Outgoing) -> None:
+            super().send(message)
+            if isinstance(message, DecisionRequest) and len(self.requests) == 2:
+                for _ in range(MAX_STALE + 2):  # old ids, before the real answer
+                    self._inbox.insert(0, (trio.current_time(), Reply(
+                        message.request_id - 1, None, arrived=trio.current_time())))
+
+    seat = Spammer("spam")
+    result = play(tc, seat, ScriptedSeat("good"), max_hands=1)
+    waiting = seat.requests[1].request_id
+    notices = [m.text for m in seat.of(Notice)]  # type: ignore[attr-defined]
+    # one notice per decision, however many stale replies
+    assert sum(f"waiting for request {waiting}" in t for t in notices) == 1
+    refused = [m for m in seat.of(Rejected) if isinstance(m, Rejected)]
+    assert refused and refused[0].code == "stale"
+    assert result.stats[0].rejections == 2  # MAX_STALE free, then two refused, then default
+    assert result.stats[0].defaulted == 1
+
+
+# ---------------------------------------------------------------------------- the arena's lag
+
+
+def test_an_answer_that_arrived_in_time_while_the_loop_was_busy_is_taken() -> None:
+    tc = TimeControl(decision_ms=500, margin_ms=0, max_strikes=0)
+    # every answer reaches the arena after 10 ms, but its loop reads it 2 s later
+    seat = ScriptedSeat("prompt", lambda n, r: Answer(delay_s=0.01, held_s=2.0))
+    result = play(tc, seat, ScriptedSeat("good"), max_hands=1)
+    assert result.stats[0].timeouts == 0 and result.stats[0].defaulted == 0
+    assert result.stats[0].think_ms_max == pytest.approx(10, abs=1)  # charged 10 ms, not 2 s
+
+
+def test_an_answer_that_arrived_late_is_a_timeout_even_if_read_at_once() -> None:
+    tc = TimeControl(decision_ms=500, margin_ms=0, max_strikes=9)
+    seat = ScriptedSeat("late", lambda n, r: Answer(delay_s=0.6 if n == 2 else 0.0))
+    result = play(tc, seat, ScriptedSeat("good"), max_hands=1)
+    assert result.stats[0].timeouts == 1 and result.stats[0].defaulted == 1
+
+
+def test_the_arenas_own_lag_is_credited_to_the_bot() -> None:
+    tc = TimeControl(decision_ms=500, margin_ms=0, max_strikes=0)
+    stalls = [(0.3, 1.2)]  # the arena's loop stalled 0.9 s, starting 0.3 s in
+
+    def lag() -> float:  # accumulated stall, as arena.match.lag measures it
+        now = trio.current_time()
+        return sum(max(0.0, min(now, end) - start) for start, end in stalls)
+
+    # the answer takes 1.3 s of wall time, 0.9 s of which the arena was stalled: 400 ms
+    seat = ScriptedSeat("slowed", lambda n, r: Answer(delay_s=1.3 if n == 1 else 0.0))
+    result = play(tc, seat, ScriptedSeat("good"), max_hands=1, lag=lag)
+    assert result.stats[0].timeouts == 0 and result.termination != Termination.FORFEIT_TIMEOUT
+    assert result.stats[0].think_ms_max == pytest.approx(400, abs=1)
+    # without the credit the same answer is late
+    seat = ScriptedSeat("slowed", lambda n, r: Answer(delay_s=1.3 if n == 1 else 0.0))
+    assert_forfeit(play(tc, seat, ScriptedSeat("good"), max_hands=1), 0,
+                   Termination.FORFEIT_TIMEOUT)
+
+
+def test_a_lag_credit_never_turns_silence_into_an_answer() -> None:
+    tc = TimeControl(decision_ms=500, margin_ms=0, max_strikes=0)
+    stalls = [(0.1, 0.4)]
+
+    def lag() -> float:
+        now = trio.current_time()
+        return sum(max(0.0, min(now, end) - start) for start, end in stalls)
+
+    seat = ScriptedSeat("hung", lambda n, r: Answer(silent=True))
+    result = play(tc, seat, ScriptedSeat("good"), lag=lag)
+    assert_forfeit(result, 0, Termination.FORFEIT_TIMEOUT)
 
 
 # ---------------------------------------------------------------------------- leaving

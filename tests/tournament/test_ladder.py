@@ -151,11 +151,13 @@ def test_ladder_end_to_end_and_restart(tmp_path: Path) -> None:
         entries = {e.bot: e for e in ladder.leaderboard_entries()}
         assert entries["alpha"].rating == pytest.approx(by_name["alpha"].rating)
         assert entries["alpha"].games == 2 and entries["gamma"].games == 0
-        assert ladder.arena.tokens is not None
-        assert ladder.arena.tokens.get(tok_a) == "alpha"
-        assert ladder.arena.tokens.get("nope") is None
+        assert trio.run(ladder.authenticate, tok_a) == "alpha"
+        assert trio.run(ladder.authenticate, "nope") is None
         nxt = ladder._next_match("alpha", "beta")
-        assert nxt.match_id.endswith(":2") and nxt.deal == 1 and nxt.order == 0
+        assert nxt.deal == 1 and nxt.order == 0
+        # an opaque id: nothing of the pair, the deal or the seed shows
+        assert nxt.match_id not in {m.match_id for m in matches}
+        assert "alpha" not in nxt.match_id and ":" not in nxt.match_id
 
 
 @pytest.mark.skipif(shutil.which("openssl") is None, reason="needs the openssl command")

@@ -124,18 +124,34 @@ class Defend(_message.Message):
     def __init__(self, best: _Optional[bool] = ..., melds: _Optional[_Iterable[_Union[Meld, _Mapping]]] = ..., layoffs: _Optional[_Iterable[_Union[Layoff, _Mapping]]] = ...) -> None: ...
 
 class ServerMessage(_message.Message):
-    __slots__ = ("match_start", "request", "event", "rejected", "match_end")
+    __slots__ = ("match_start", "request", "event", "rejected", "match_end", "lobby")
     MATCH_START_FIELD_NUMBER: _ClassVar[int]
     REQUEST_FIELD_NUMBER: _ClassVar[int]
     EVENT_FIELD_NUMBER: _ClassVar[int]
     REJECTED_FIELD_NUMBER: _ClassVar[int]
     MATCH_END_FIELD_NUMBER: _ClassVar[int]
+    LOBBY_FIELD_NUMBER: _ClassVar[int]
     match_start: MatchStart
     request: DecisionRequest
     event: Event
     rejected: ActionRejected
     match_end: MatchEnd
-    def __init__(self, match_start: _Optional[_Union[MatchStart, _Mapping]] = ..., request: _Optional[_Union[DecisionRequest, _Mapping]] = ..., event: _Optional[_Union[Event, _Mapping]] = ..., rejected: _Optional[_Union[ActionRejected, _Mapping]] = ..., match_end: _Optional[_Union[MatchEnd, _Mapping]] = ...) -> None: ...
+    lobby: LobbyStatus
+    def __init__(self, match_start: _Optional[_Union[MatchStart, _Mapping]] = ..., request: _Optional[_Union[DecisionRequest, _Mapping]] = ..., event: _Optional[_Union[Event, _Mapping]] = ..., rejected: _Optional[_Union[ActionRejected, _Mapping]] = ..., match_end: _Optional[_Union[MatchEnd, _Mapping]] = ..., lobby: _Optional[_Union[LobbyStatus, _Mapping]] = ...) -> None: ...
+
+class LobbyStatus(_message.Message):
+    __slots__ = ("place", "waiting", "matches_running", "max_matches", "detail")
+    PLACE_FIELD_NUMBER: _ClassVar[int]
+    WAITING_FIELD_NUMBER: _ClassVar[int]
+    MATCHES_RUNNING_FIELD_NUMBER: _ClassVar[int]
+    MAX_MATCHES_FIELD_NUMBER: _ClassVar[int]
+    DETAIL_FIELD_NUMBER: _ClassVar[int]
+    place: int
+    waiting: int
+    matches_running: int
+    max_matches: int
+    detail: str
+    def __init__(self, place: _Optional[int] = ..., waiting: _Optional[int] = ..., matches_running: _Optional[int] = ..., max_matches: _Optional[int] = ..., detail: _Optional[str] = ...) -> None: ...
 
 class TimeControl(_message.Message):
     __slots__ = ("hello_timeout_ms", "decision_ms", "bank_ms", "margin_ms", "max_strikes", "max_rejections")
@@ -354,3 +370,35 @@ class LeaderboardReply(_message.Message):
     ENTRIES_FIELD_NUMBER: _ClassVar[int]
     entries: _containers.RepeatedCompositeFieldContainer[LeaderboardEntry]
     def __init__(self, entries: _Optional[_Iterable[_Union[LeaderboardEntry, _Mapping]]] = ...) -> None: ...
+
+class StatusRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class StatusReply(_message.Message):
+    __slots__ = ("matches_running", "sessions_waiting", "sessions_open", "matches_finished", "loop_lag_ms", "grpc_loop_lag_ms", "max_matches", "max_lag_ms", "sessions_refused", "uptime_s", "max_message_bytes", "admitting")
+    MATCHES_RUNNING_FIELD_NUMBER: _ClassVar[int]
+    SESSIONS_WAITING_FIELD_NUMBER: _ClassVar[int]
+    SESSIONS_OPEN_FIELD_NUMBER: _ClassVar[int]
+    MATCHES_FINISHED_FIELD_NUMBER: _ClassVar[int]
+    LOOP_LAG_MS_FIELD_NUMBER: _ClassVar[int]
+    GRPC_LOOP_LAG_MS_FIELD_NUMBER: _ClassVar[int]
+    MAX_MATCHES_FIELD_NUMBER: _ClassVar[int]
+    MAX_LAG_MS_FIELD_NUMBER: _ClassVar[int]
+    SESSIONS_REFUSED_FIELD_NUMBER: _ClassVar[int]
+    UPTIME_S_FIELD_NUMBER: _ClassVar[int]
+    MAX_MESSAGE_BYTES_FIELD_NUMBER: _ClassVar[int]
+    ADMITTING_FIELD_NUMBER: _ClassVar[int]
+    matches_running: int
+    sessions_waiting: int
+    sessions_open: int
+    matches_finished: int
+    loop_lag_ms: float
+    grpc_loop_lag_ms: float
+    max_matches: int
+    max_lag_ms: float
+    sessions_refused: int
+    uptime_s: float
+    max_message_bytes: int
+    admitting: bool
+    def __init__(self, matches_running: _Optional[int] = ..., sessions_waiting: _Optional[int] = ..., sessions_open: _Optional[int] = ..., matches_finished: _Optional[int] = ..., loop_lag_ms: _Optional[float] = ..., grpc_loop_lag_ms: _Optional[float] = ..., max_matches: _Optional[int] = ..., max_lag_ms: _Optional[float] = ..., sessions_refused: _Optional[int] = ..., uptime_s: _Optional[float] = ..., max_message_bytes: _Optional[int] = ..., admitting: _Optional[bool] = ...) -> None: ...

@@ -44,6 +44,11 @@ class ArenaStub:
                 request_serializer=gin__arena_dot_v1_dot_arena__pb2.LeaderboardRequest.SerializeToString,
                 response_deserializer=gin__arena_dot_v1_dot_arena__pb2.LeaderboardReply.FromString,
                 _registered_method=True)
+        self.Status = channel.unary_unary(
+                '/gin_arena.v1.Arena/Status',
+                request_serializer=gin__arena_dot_v1_dot_arena__pb2.StatusRequest.SerializeToString,
+                response_deserializer=gin__arena_dot_v1_dot_arena__pb2.StatusReply.FromString,
+                _registered_method=True)
 
 
 class ArenaServicer:
@@ -63,6 +68,13 @@ class ArenaServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Status(self, request, context):
+        """The arena's load: matches running, sessions waiting, loop lag (for operators).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_ArenaServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -75,6 +87,11 @@ def add_ArenaServicer_to_server(servicer, server):
                     servicer.Leaderboard,
                     request_deserializer=gin__arena_dot_v1_dot_arena__pb2.LeaderboardRequest.FromString,
                     response_serializer=gin__arena_dot_v1_dot_arena__pb2.LeaderboardReply.SerializeToString,
+            ),
+            'Status': grpc.unary_unary_rpc_method_handler(
+                    servicer.Status,
+                    request_deserializer=gin__arena_dot_v1_dot_arena__pb2.StatusRequest.FromString,
+                    response_serializer=gin__arena_dot_v1_dot_arena__pb2.StatusReply.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -131,6 +148,33 @@ class Arena:
             '/gin_arena.v1.Arena/Leaderboard',
             gin__arena_dot_v1_dot_arena__pb2.LeaderboardRequest.SerializeToString,
             gin__arena_dot_v1_dot_arena__pb2.LeaderboardReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Status(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/gin_arena.v1.Arena/Status',
+            gin__arena_dot_v1_dot_arena__pb2.StatusRequest.SerializeToString,
+            gin__arena_dot_v1_dot_arena__pb2.StatusReply.FromString,
             options,
             channel_credentials,
             insecure,
