@@ -77,6 +77,38 @@ def _add_match_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--reconnect-ms", type=int, default=5000, help="reconnect grace (ms)")
 
 
+def _add_capacity_options(p: argparse.ArgumentParser) -> None:
+    from arena.server.arena import DEFAULT_MAX_LAG_MS
+    from arena.server.bridge import StreamLimits
+
+    d = StreamLimits()
+    p.add_argument("--max-matches", type=int, default=0,
+                   help="matches at once; more sessions wait in the lobby (default 0: as many "
+                   "as the measured loop lag allows)")
+    p.add_argument("--max-lag-ms", type=float, default=DEFAULT_MAX_LAG_MS,
+                   help="start no match while a loop of the arena lags more than this "
+                   f"(default {DEFAULT_MAX_LAG_MS:g}; 0: never wait for lag)")
+    p.add_argument("--max-sessions", type=int, default=d.max_streams,
+                   help=f"Play streams open at once (default {d.max_streams}; 0: no limit)")
+    p.add_argument("--max-sessions-per-address", type=int,
+                   default=d.max_streams_per_address,
+                   help="streams from one client address; loopback is not limited "
+                   f"(default {d.max_streams_per_address}; 0: no limit)")
+
+
+def _limits(args: argparse.Namespace) -> Any:
+    from arena.server.bridge import StreamLimits
+
+    for name in ("max_matches", "max_sessions", "max_sessions_per_address"):
+        if getattr(args, name) < 0:
+            raise UsageError(f"--{name.replace('_', '-')} must be >= 0, not "
+                             f"{getattr(args, name)}")
+    if args.max_lag_ms < 0:
+        raise UsageError(f"--max-lag-ms must be >= 0, not {args.max_lag_ms:g}")
+    return StreamLimits(max_streams=args.max_sessions,
+                        max_streams_per_address=args.max_sessions_per_address)
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = _Parser(prog="arena", description="gin-arena: Gin Rummy bots play each other.")
     ap.add_argument("--log-json", action="store_true", help="log JSON lines even on a terminal")
@@ -95,7 +127,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="call Python bots directly: no network, no time limits")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--verbose", action="store_true",
-                   help="log every session and match (default with a progress bar: warnings)")
+                   help="log every session and match (default: warnings only)")
     _add_match_options(p)
 
     p = sub.add_parser("serve", help="run an arena server that pairs connecting bots")
@@ -104,6 +136,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--replays", default="runs/serve", help="directory for replays")
     p.add_argument("--seed", default="", help="deal seed (default: random)")
     _add_match_options(p)
+    _add_capacity_options(p)
+
+    p = sub.add_parser("status", help="ask a running arena or ladder for its load "
+                       "(matches running, sessions waiting, loop lag)")
+    p.add_argument("address", metavar="HOST:PORT")
+    p.add_argument("--tls-ca", type=Path, help="over TLS: the CA certificate (PEM)")
+    p.add_argument("--json", action="store_true", help="print JSON")
 
     p = sub.add_parser("replay", help="re-simulate replay files and confirm their results")
     p.add_argument("files", nargs="+", type=Path)
@@ -152,8 +191,20 @@ def _add_tournament_parsers(sub: Any) -> None:
     p.add_argument("--tls-ca", type=Path, help="--remote over TLS: the CA certificate (PEM)")
 
     p = sub.add_parser("ladder", help="run the ladder: registered bots connect with their "
-                       "token and are paired continuously")
+                       "token and are paired continuously (also: ladder revoke|rotate NAME)")
+    tokens = p.add_subparsers(dest="ladder_command", parser_class=_Parser)
+    for verb, what in (("revoke", "revoke a ladder bot's token: it connects no more"),
+                       ("rotate", "give a ladder bot a new token (printed once); the old one "
+                        "stops working")):
+        q = tokens.add_parser(verb, help=what + " (a running ladder notices within a second)")
+        q.add_argument("name", help="the bot's registered name")
+        q.add_argument("--db", type=Path, default=Path("ladder.sqlite"), help="SQLite file")
+        if verb == "rotate":
+            q.add_argument("--token", help="use this token (at least 16 characters)")
     p.add_argument("--db", type=Path, default=Path("ladder.sqlite"), help="SQLite file")
+    p.add_argument("--season", default="",
+                   help="rate in a new scope of the same database (other rules, time control "
+                   "or seed need one)")
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=port_number, default=50051, help="0: any free port")
     p.add_argument("--seed", default="", help="deal seed (default: made once, kept in the db)")
@@ -163,6 +214,19 @@ def _add_tournament_parsers(sub: Any) -> None:
     p.add_argument("--tls-cert", type=Path, help="serve TLS: certificate chain (PEM)")
     p.add_argument("--tls-key", type=Path, help="serve TLS: private key (PEM)")
     _add_match_options(p)
+    _add_capacity_options(p)
+
+    p = sub.add_parser("export", help="every match of a tournament or the ladder, one row "
+                       "each (CSV and/or JSON)")
+    p.add_argument("db", type=Path, help="the SQLite file")
+    p.add_argument("--scope", help="tournament name or scope (default: the latest)")
+    p.add_argument("--csv", type=Path, help="write the matches as CSV")
+    p.add_argument("--json", type=Path, help="write the matches as JSON")
+
+    p = sub.add_parser("backup", help="copy a results database to one consistent file, even "
+                       "while a tournament or the ladder writes to it")
+    p.add_argument("db", type=Path, help="the SQLite file")
+    p.add_argument("out", type=Path, help="the copy to write (must not exist)")
 
     p = sub.add_parser("register", help="register a ladder bot and print its secret token")
     p.add_argument("db", type=Path, help="the ladder's SQLite file")
@@ -227,8 +291,10 @@ def _main(argv: list[str] | None) -> int:
         return _cmd_serve(args)
     if args.command == "replay":
         return _cmd_replay(args)
-    if args.command in ("tournament", "standings", "ladder", "register"):
+    if args.command in ("tournament", "standings", "ladder", "register", "export", "backup"):
         return _cmd_tournaments(args)
+    if args.command == "status":
+        return _cmd_status(args)
     return _cmd_show(args)
 
 
@@ -269,12 +335,26 @@ def _cmd_tournaments(args: argparse.Namespace) -> int:
                                        samples=max(0, args.samples))
     if args.command == "register":
         return commands.register(args.db, args.name, args.token)
+    if args.command == "export":
+        if args.csv is None and args.json is None:
+            raise UsageError("export: give --csv FILE and/or --json FILE")
+        return commands.export(args.db, scope=args.scope, csv_path=args.csv,
+                               json_path=args.json)
+    if args.command == "backup":
+        return commands.backup(args.db, args.out)
+    if args.ladder_command == "revoke":
+        return commands.revoke(args.db, args.name)
+    if args.ladder_command == "rotate":
+        return commands.rotate(args.db, args.name, args.token)
     from arena.tournament.ladder import LadderOptions
 
+    limits = _limits(args)
     _check_bindable(args.host, args.port)
     opts = LadderOptions(rules=_rules(args.rules, args.set), time_control=_time_control(args),
                          seed=args.seed, settle_s=max(0, args.settle_ms) / 1000,
-                         replay_dir=args.replays)
+                         replay_dir=args.replays, season=args.season,
+                         max_matches=args.max_matches, max_lag_ms=args.max_lag_ms,
+                         limits=limits)
     return commands.ladder(args.db, host=args.host, port=args.port, options=opts,
                            tls_cert=args.tls_cert, tls_key=args.tls_key)
 
@@ -336,7 +416,7 @@ def _cmd_play(args: argparse.Namespace) -> int:
 
     seed = args.seed or new_seed()
     progress = not args.no_progress and sys.stderr.isatty()
-    if progress and not args.verbose:
+    if not args.verbose:  # the table is the output; log lines only for what went wrong
         from arena.logs import configure
 
         configure(json=True if args.log_json else None, level="warning")
@@ -365,14 +445,17 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     import trio
 
     from arena.server.arena import Arena, start_arena
+    from arena.server.bridge import format_address
 
     rules = _rules(args.rules, args.set)
     tc = _time_control(args)
+    limits = _limits(args)
     _check_bindable(args.host, args.port)
     # Python's default GIL switch interval (5 ms) is kept: a shorter one (0.5 ms was tried)
     # forces switches between the trio and grpc threads under load, for 15-25% less
     # throughput at 64 matches and no better latency (bench/arena_speed.py, docs/benchmarks).
-    arena = Arena(replay_dir=Path(args.replays), hello_timeout_s=tc.hello_timeout_ms / 1000)
+    arena = Arena(replay_dir=Path(args.replays), hello_timeout_s=tc.hello_timeout_ms / 1000,
+                  limits=limits, max_matches=args.max_matches, max_lag_ms=args.max_lag_ms)
     log = structlog.get_logger("arena")
 
     async def serve() -> None:
@@ -382,8 +465,9 @@ def _cmd_serve(args: argparse.Namespace) -> int:
             except Exception as e:  # the bind failed after all: say so in one line
                 raise UsageError(f"cannot serve on {args.host}:{args.port}: "
                                  f"{describe(e)}") from None
-            log.info("arena_ready", address=f"{args.host}:{port}", rules=rules.preset)
-            print(f"arena listening on {args.host}:{port} (rules {rules.preset})", flush=True)
+            address = format_address(args.host, port)
+            log.info("arena_ready", address=address, rules=rules.preset)
+            print(f"arena listening on {address} (rules {rules.preset})", flush=True)
             nursery.start_soon(arena.serve_open, rules, tc, args.seed or None)
             with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
                 async for signum in signals:
@@ -392,6 +476,43 @@ def _cmd_serve(args: argparse.Namespace) -> int:
             nursery.cancel_scope.cancel()
 
     trio.run(serve)
+    return 0
+
+
+def _cmd_status(args: argparse.Namespace) -> int:
+    import grpc
+    from google.protobuf import json_format  # type: ignore[import-untyped]
+
+    from arena.protocol import pb, pb_grpc
+
+    if args.tls_ca is not None:
+        try:
+            creds = grpc.ssl_channel_credentials(args.tls_ca.read_bytes())
+        except OSError as e:
+            raise UsageError(f"--tls-ca: {e.strerror or e}") from None
+        channel = grpc.secure_channel(args.address, creds)
+    else:
+        channel = grpc.insecure_channel(args.address)
+    with channel:
+        stub = pb_grpc.ArenaStub(channel)  # type: ignore[no-untyped-call]
+        try:
+            reply = stub.Status(pb.StatusRequest(), timeout=10)
+        except grpc.RpcError as e:
+            code = e.code() if hasattr(e, "code") else None
+            detail = e.details() if hasattr(e, "details") else str(e)
+            raise UsageError(f"{args.address}: {code.name if code else 'error'}: {detail}") \
+                from None
+    if args.json:
+        print(json_format.MessageToJson(reply, always_print_fields_with_no_presence=True,
+                                        preserving_proto_field_name=True))
+        return 0
+    cap = reply.max_matches or "as the lag allows"
+    print(f"{args.address}: {reply.matches_running} matches running (max {cap}), "
+          f"{reply.sessions_waiting} sessions waiting, {reply.sessions_open} streams open, "
+          f"{reply.matches_finished} matches finished, {reply.sessions_refused} streams "
+          f"refused; loop lag {reply.loop_lag_ms:.0f} ms (gRPC loop "
+          f"{reply.grpc_loop_lag_ms:.0f} ms, limit {reply.max_lag_ms:g}); "
+          f"{'admitting' if reply.admitting else 'at capacity'}; up {reply.uptime_s:.0f} s")
     return 0
 
 

@@ -27,9 +27,17 @@ from typing import Any
 import structlog
 import trio
 
+from arena.groups import first_leaf
 from arena.match.driver import MatchDriver, derive_seed, new_seed
 from arena.match.messages import MatchResult, Termination, TimeControl
-from arena.processes import BotPool, BotProcess, check_spec, launched, play_seated
+from arena.processes import (
+    BotPool,
+    BotProcess,
+    LaunchError,
+    check_spec,
+    launched,
+    play_seated,
+)
 from arena.rules import RulesConfig
 from arena.server.arena import Arena, start_arena, write_replay
 from arena.tournament.formats import MatchSpec as TaskSpec
@@ -262,7 +270,9 @@ async def play_networked(opts: PlayOptions, entrants: list[Entrant], specs: list
     bot as its matches can run at once; a process that exits is restarted a few times,
     then that bot's remaining matches are forfeited at once)."""
     tc = opts.time_control
-    arena = Arena(replay_dir=opts.replay_dir, hello_timeout_s=tc.hello_timeout_ms / 1000)
+    tokens: dict[str, str] = {}  # token -> bot name: only the launched processes may play
+    arena = Arena(tokens=tokens, replay_dir=opts.replay_dir,
+                  hello_timeout_s=tc.hello_timeout_ms / 1000)
     concurrency = opts.concurrency or default_concurrency()
     per_bot = min(concurrency, len(specs))
     out: list[tuple[MatchSpec, MatchResult]] = []
@@ -278,7 +288,9 @@ async def play_networked(opts: PlayOptions, entrants: list[Entrant], specs: list
                     BotProcess(e.name, i, secrets.token_hex(16), e.spec, address,
                                logs_dir / f"{e.name}-{i}.log" if logs_dir is not None else None)
                     for i in range(per_bot)]))
-            async with launched(arena, pools, opts.show_up_s):
+            for pool in pools:
+                tokens.update((p.token, p.bot) for p in pool.all)
+            async with launched(arena, pools, opts.show_up_s, strict_tokens=True):
                 send, receive = trio.open_memory_channel[MatchSpec](math.inf)
                 for spec in specs:
                     send.send_nowait(spec)
@@ -319,7 +331,13 @@ def run_play(opts: PlayOptions) -> tuple[list[Tally], list[tuple[MatchSpec, Matc
     if opts.in_process:
         results = play_in_process(opts, entrants, specs)
     else:
-        results = trio.run(play_networked, opts, entrants, specs)
+        try:
+            results = trio.run(play_networked, opts, entrants, specs)
+        except BaseExceptionGroup as group:
+            failed = group.subgroup(LaunchError)
+            if failed is None:
+                raise
+            raise SpecError(str(first_leaf(failed))) from None
     elapsed = time.perf_counter() - started
     return tally(results, [e.name for e in entrants]), results, elapsed
 

@@ -17,6 +17,7 @@ import os
 import shlex
 import shutil
 import signal
+import subprocess
 import sys
 import time
 from collections.abc import AsyncIterator
@@ -92,12 +93,44 @@ def spec_fingerprint(spec: str) -> str:
     return h.hexdigest()[:16]
 
 
+# Run first in every launched bot's process (Linux): ask the kernel to SIGKILL it when the
+# arena's thread that started it goes (``_Child`` starts bots on the trio thread, which
+# lives as long as the run), however the arena ends (a kill -9 during start-up included),
+# then become the bot. It runs after exec in the bot's own interpreter, not in a
+# preexec_fn (forking a process with gRPC threads and running Python there is unsafe).
+_GUARD = """\
+import ctypes, os, runpy, signal, sys
+parent, kind = int(sys.argv[1]), sys.argv[2]
+try:
+    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+except (AttributeError, OSError):
+    pass
+if os.getppid() != parent:  # the arena went before the guard was set
+    os._exit(1)
+if kind == "module":
+    sys.argv = sys.argv[3:]
+    runpy.run_module(sys.argv[0], run_name="__main__", alter_sys=True)
+else:
+    try:
+        os.execvp(sys.argv[3], sys.argv[3:])
+    except OSError as e:
+        sys.exit(f"cannot run {sys.argv[3]!r}: {e.strerror}")
+"""
+_DIES_WITH_ARENA: Final = sys.platform.startswith("linux")
+
+
 def bot_command(spec: str, address: str, token: str, name: str) -> list[str]:
-    """How a bot with ``spec`` is launched to connect to ``address``."""
+    """How a bot with ``spec`` is launched to connect to ``address``. On Linux it dies with
+    the arena (see ``_GUARD``)."""
     if is_python_spec(spec):
-        return [sys.executable, "-m", "sdk.launch", spec, "--address", address,
-                "--token", token, "--name", name]
-    return shlex.split(spec)
+        args = ["sdk.launch", spec, "--address", address, "--token", token, "--name", name]
+        if _DIES_WITH_ARENA:
+            return [sys.executable, "-c", _GUARD, str(os.getpid()), "module", *args]
+        return [sys.executable, "-m", *args]
+    argv = shlex.split(spec)
+    if _DIES_WITH_ARENA:
+        return [sys.executable, "-c", _GUARD, str(os.getpid()), "exec", *argv]
+    return argv
 
 
 def bot_environment(address: str, token: str, name: str) -> dict[str, str]:
@@ -113,12 +146,13 @@ class BotProcess:
     def __init__(self, bot: str, index: int, token: str, spec: str, address: str,
                  log_path: Path | None) -> None:
         self.bot, self.index, self.token = bot, index, token
+        self.is_sdk = is_python_spec(spec)  # launched through sdk.launch: sends its token
         self.cmd = bot_command(spec, address, token, bot)
         self.env = bot_environment(address, token, bot)
         self.log_path = log_path
         self.is_dead = False  # exited too often: its matches are forfeited at once
         self.last_returncode: int | None = None
-        self._proc: trio.Process | None = None
+        self._proc: _Child | None = None
         self._killed = False
 
     def describe_death(self) -> str:
@@ -139,9 +173,7 @@ class BotProcess:
             while not arena.closed:
                 started = time.monotonic()
                 self._killed = False
-                proc = self._proc = await trio.lowlevel.open_process(
-                    self.cmd, env=self.env, stdout=sink, stderr=sink,
-                    start_new_session=_OWN_GROUP)
+                proc = self._proc = _Child(self.cmd, self.env, sink)
                 try:
                     await proc.wait()
                 finally:
@@ -182,14 +214,54 @@ what it started too (a shell's children, a JVM a script ran), and the terminal's
 reaches the arena only: the arena then stops the bots itself."""
 
 
-def _kill(proc: trio.Process) -> None:
+class _Child:
+    """A bot process, started on the calling (trio) thread rather than a worker thread as
+    ``trio.lowlevel.open_process`` does: the kernel's parent-death signal (``_GUARD``)
+    follows the thread that forked, and trio's worker threads exit when idle, which would
+    kill the bot with them. Starting a process takes a few milliseconds."""
+
+    def __init__(self, cmd: list[str], env: dict[str, str], sink: Any) -> None:
+        self._popen = subprocess.Popen(cmd, env=env, stdin=subprocess.DEVNULL, stdout=sink,
+                                       stderr=sink, start_new_session=_OWN_GROUP)
+        self.pid = self._popen.pid
+        self._pidfd: int | None = None
+        with contextlib.suppress(AttributeError, OSError):  # Linux 5.3+: wait on a pidfd
+            self._pidfd = os.pidfd_open(self.pid)
+
+    @property
+    def returncode(self) -> int | None:
+        return self._popen.poll()
+
+    async def wait(self) -> int:
+        """Wait for the process to exit; its exit code. Cancellation: stops waiting."""
+        if self._pidfd is not None:
+            try:
+                await trio.lowlevel.wait_readable(self._pidfd)
+            finally:
+                if self._popen.poll() is not None:
+                    self._close()
+        else:
+            await trio.to_thread.run_sync(self._popen.wait, abandon_on_cancel=True)
+        return self._popen.wait()
+
+    def kill(self) -> None:
+        self._popen.kill()
+
+    def _close(self) -> None:
+        if self._pidfd is not None:
+            fd, self._pidfd = self._pidfd, None
+            trio.lowlevel.notify_closing(fd)
+            os.close(fd)
+
+
+def _kill(proc: _Child) -> None:
     """SIGKILL the bot process and its whole process group."""
     _kill_group(proc)
     with contextlib.suppress(ProcessLookupError):
         proc.kill()
 
 
-def _kill_group(proc: trio.Process) -> None:
+def _kill_group(proc: _Child) -> None:
     """SIGKILL whatever is left in the process group ``proc`` leads (a no-op if empty).
 
     After ``proc`` was reaped its pid stays reserved while its group has members, so this
@@ -229,33 +301,72 @@ class BotPool:
         self._given_back = trio.Event()
 
 
-async def wait_ready(arena: Arena, pools: list[BotPool], timeout_s: float) -> list[str]:
+class LaunchError(Exception):
+    """The launched bots cannot play (one line): e.g. one connects without its token."""
+
+
+async def wait_ready(arena: Arena, pools: list[BotPool], timeout_s: float, *,
+                     strict_tokens: bool = False) -> list[str]:
     """Wait until every process of ``pools`` has said Hello (or died), at most
     ``timeout_s``, so the first matches do not forfeit a bot that is still starting.
-    Returns the bots with a process still missing."""
+    Returns the bots with a process still missing. ``strict_tokens``: only launched bots
+    may connect, so a session refused for its token means a launched bot does not send the
+    token it was given: ``LaunchError`` at once, naming who is still missing."""
+    refused: list[tuple[str, str]] = []
+    changed = trio.Event()
+
+    def note(peer: str, name: str, why: str) -> None:
+        if why == "bad_token":
+            refused.append((peer, name))
+            changed.set()
 
     def missing() -> list[str]:
         waiting = {key for key, _ in arena.waiting()}
         return sorted({p.bot for pool in pools for p in pool.all
                        if not p.is_dead and p.token not in waiting})
 
-    with trio.move_on_after(timeout_s):
-        while missing():
-            with trio.move_on_after(0.25):  # also notice deaths, which are not arrivals
-                await arena.wait_arrival()
+    if strict_tokens:
+        arena.on_refused = note
+    try:
+        with trio.move_on_after(timeout_s):
+            while missing():
+                if refused:
+                    peer, name = refused[0]
+                    late = missing()
+                    commands = sorted({p.bot for pool in pools for p in pool.all
+                                       if p.bot in late and not p.is_sdk})
+                    late = commands or late  # SDK bots always send theirs
+                    who = f"bot {late[0]!r}" if len(late) == 1 else \
+                        f"one of the bots {', '.join(map(repr, late))}"
+                    raise LaunchError(
+                        f"{who} connected without its token (its Hello named itself {name!r}, "
+                        f"from {peer}): a command bot must send the ARENA_TOKEN it was "
+                        "started with as Hello.token (docs/protocol.md)")
+                with trio.move_on_after(0.25):  # also notice deaths, which are not arrivals
+                    async with trio.open_nursery() as either:
+                        async def first(fn: Any) -> None:
+                            await fn()
+                            either.cancel_scope.cancel()
+
+                        either.start_soon(first, arena.wait_arrival)
+                        either.start_soon(first, changed.wait)
+    finally:
+        if strict_tokens:
+            arena.on_refused = None
     return missing()
 
 
 @contextlib.asynccontextmanager
-async def launched(arena: Arena, pools: list[BotPool], show_up_s: float
-                   ) -> AsyncIterator[None]:
+async def launched(arena: Arena, pools: list[BotPool], show_up_s: float, *,
+                   strict_tokens: bool = False) -> AsyncIterator[None]:
     """Run the processes of ``pools`` for the body (once all said Hello, or ``show_up_s``
-    passed); afterwards close the lobby, give them 10 s to leave, then kill the rest."""
+    passed); afterwards close the lobby, give them 10 s to leave, then kill the rest.
+    ``strict_tokens``: see ``wait_ready``."""
     async with trio.open_nursery() as bots:
         for pool in pools:
             for process in pool.all:
                 bots.start_soon(process.supervise, arena)
-        late = await wait_ready(arena, pools, show_up_s)
+        late = await wait_ready(arena, pools, show_up_s, strict_tokens=strict_tokens)
         if late:
             log.warning("bots_not_ready", bots=late, waited_s=show_up_s)
         yield
@@ -302,5 +413,16 @@ async def play_seated(arena: Arena, driver: MatchDriver, seats: tuple[BotPool | 
                 pool.give_back(process)
 
 
-__all__ = ["MAX_RESTARTS", "BotPool", "BotProcess", "bot_command", "bot_environment",
-           "check_spec", "launched", "play_seated", "spec_fingerprint", "wait_ready"]
+__all__ = [
+    "MAX_RESTARTS",
+    "BotPool",
+    "BotProcess",
+    "LaunchError",
+    "bot_command",
+    "bot_environment",
+    "check_spec",
+    "launched",
+    "play_seated",
+    "spec_fingerprint",
+    "wait_ready",
+]

@@ -42,6 +42,7 @@ import grpc.aio
 
 from arena.protocol import PROTOCOL_VERSION, pb, pb_grpc
 from bench.raw_grpc_pingpong import RPC_TIMEOUT, pin, server_cpu_seconds
+from bench.spawn import python_module
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -176,12 +177,12 @@ def round_trips(replays: Path) -> list[float]:
 def run_level(matches: int, warmup: float, duration: float) -> dict[str, float]:
     port = free_port()
     with tempfile.TemporaryDirectory() as tmp:
-        cmd = [sys.executable, "-m", "arena.cli", "--log-json", "serve", "--port", str(port),
-               "--replays", tmp, "--decision-ms", "10000", "--hello-ms", "30000"]
+        cmd = python_module("arena.cli", "--log-json", "serve", "--port", str(port),
+                            "--replays", tmp, "--decision-ms", "10000", "--hello-ms", "30000",
+                            cpu=0)
         env = dict(os.environ, PYTHONPATH=str(ROOT))
         server = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE,
-                                  stderr=subprocess.DEVNULL, text=True,
-                                  preexec_fn=lambda: pin(0))
+                                  stderr=subprocess.DEVNULL, text=True)
         try:
             assert server.stdout is not None
             server.stdout.readline()  # "arena listening on ..."

@@ -5,12 +5,19 @@ After a match the bot says Hello again for the next one; it stops when the arena
 stream without starting a match (no more matches for it), after ``matches`` matches, or on
 a refusal it cannot fix (bad token, bad protocol version). A dropped connection in the
 middle of a match is retried with ``resume`` = the seat's secret resume key from
-MatchStart, within the arena's grace.
+MatchStart, within the arena's grace. A stream the arena refuses with a retry hint (the
+``grpc-retry-pushback-ms`` trailer: the arena is full, its database is busy) is tried again
+after that long, with jitter and growing waits, for up to ``busy_retry_s``. If the arena
+cannot be reached, the client checks whether it speaks TLS while the bot does not (or the
+reverse) and says so.
 """
 
 from __future__ import annotations
 
 import queue
+import random
+import socket
+import ssl
 import sys
 import time
 from collections.abc import Iterator
@@ -100,6 +107,11 @@ def _play_stream(bot: Bot, stub: Any, hello: pb.Hello, seen: list[str], heard: l
             elif kind == "match_end":
                 bot.on_match_end(msg.match_end)
                 return True
+            elif kind == "lobby":
+                lobby = msg.lobby
+                print(f"[{bot.name}] waiting in the arena's lobby: place {lobby.place} of "
+                      f"{lobby.waiting}, {lobby.matches_running} matches running "
+                      f"({lobby.detail})", file=sys.stderr)
         return False
     finally:
         outbox.put(None)
@@ -115,22 +127,93 @@ def open_channel(address: str, *, tls: bool = False, tls_ca: bytes | None = None
     return grpc.insecure_channel(address)
 
 
+PUSHBACK_KEY = "grpc-retry-pushback-ms"
+_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + b"\x00\x00\x00\x04\x00\x00\x00\x00\x00"
+
+
+def speaks_tls(address: str, timeout_s: float = 2.0) -> bool | None:
+    """Whether the server at ``address`` completes a TLS handshake (True) or answers a
+    plaintext HTTP/2 preface (False); None if neither shows."""
+    host, _, port = address.rpartition(":")
+    target = (host.strip("[]"), int(port)) if port.isdigit() else None
+    if target is None:
+        return None
+    context = ssl.create_default_context()
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE  # only asking whether it speaks TLS at all
+    context.set_alpn_protocols(["h2"])
+    try:
+        with socket.create_connection(target, timeout=timeout_s) as raw, \
+                context.wrap_socket(raw, server_hostname=target[0]):
+            return True
+    except (OSError, ssl.SSLError):
+        pass
+    try:
+        with socket.create_connection(target, timeout=timeout_s) as raw:
+            raw.sendall(_PREFACE)
+            first = raw.recv(16)
+    except OSError:
+        return None
+    if len(first) >= 4 and first[3] == 0x04:  # an HTTP/2 SETTINGS frame
+        return False
+    return None
+
+
+def _pushback_s(error: grpc.RpcError) -> float | None:
+    """The retry hint the arena put on a refused stream, in seconds; None if none."""
+    trailing = getattr(error, "trailing_metadata", None)
+    items = trailing() if callable(trailing) else None
+    for key, value in items or ():
+        if key == PUSHBACK_KEY:
+            try:
+                return max(0.0, int(value) / 1000)
+            except ValueError:
+                return None
+    return None
+
+
+def _wait_ready(channel: grpc.Channel, bot: Bot, address: str, timeout_s: float,
+                use_tls: bool) -> None:
+    """Wait until the arena is reachable (it may be starting); exit with a reason if not,
+    telling a TLS mismatch as soon as it shows."""
+    started = time.monotonic()
+    probed = False
+    while True:
+        left = timeout_s - (time.monotonic() - started)
+        try:
+            grpc.channel_ready_future(channel).result(timeout=max(0.0, min(2.0, left)))
+            return
+        except grpc.FutureTimeoutError:
+            pass
+        if not probed:
+            probed = True
+            tls = speaks_tls(address)
+            if tls is True and not use_tls:
+                raise SystemExit(f"[{bot.name}] the arena at {address} expects TLS: connect "
+                                 "with --tls-ca CA.pem (or --tls to trust the system's CAs)")
+            if tls is False and use_tls:
+                raise SystemExit(f"[{bot.name}] the arena at {address} serves plaintext, not "
+                                 "TLS: connect without --tls / --tls-ca")
+        if time.monotonic() - started >= timeout_s:
+            hint = " (over TLS: is its certificate trusted?)" if use_tls else ""
+            raise SystemExit(f"[{bot.name}] cannot reach an arena at {address} within "
+                             f"{timeout_s:g} s{hint}")
+
+
 def run(bot: Bot, address: str, *, token: str = "", resume: str = "", matches: int = 0,
         retry_s: float = 5.0, tls: bool = False, tls_ca: bytes | None = None,
-        connect_timeout_s: float = 30.0) -> int:
+        connect_timeout_s: float = 30.0, busy_retry_s: float = 600.0) -> int:
     """Play matches at ``address`` until the arena has none left; returns how many ended.
     Waits up to ``connect_timeout_s`` for the arena to be reachable (it may be starting).
-    ``tls`` / ``tls_ca``: connect over TLS (see ``open_channel``)."""
+    ``tls`` / ``tls_ca``: connect over TLS (see ``open_channel``). A stream refused with a
+    retry hint is tried again for up to ``busy_retry_s`` in all."""
     played = 0
     with open_channel(address, tls=tls, tls_ca=tls_ca) as channel:
-        try:
-            grpc.channel_ready_future(channel).result(timeout=connect_timeout_s)
-        except grpc.FutureTimeoutError:
-            hint = " (over TLS: is its certificate trusted?)" if tls or tls_ca else ""
-            raise SystemExit(f"[{bot.name}] cannot reach an arena at {address} within "
-                             f"{connect_timeout_s:g} s{hint}") from None
+        _wait_ready(channel, bot, address, connect_timeout_s, tls or tls_ca is not None)
         stub = pb_grpc.ArenaStub(channel)  # type: ignore[no-untyped-call]
         deadline = 0.0
+        busy_since: float | None = None
+        busy_tries = 0
         while matches <= 0 or played < matches:
             hello = pb.Hello(name=bot.name, protocol_version=PROTOCOL_VERSION, token=token,
                              resume=resume)
@@ -141,6 +224,24 @@ def run(bot: Bot, address: str, *, token: str = "", resume: str = "", matches: i
                 finished = _play_stream(bot, stub, hello, seen, heard)
             except grpc.RpcError as e:
                 code = e.code() if hasattr(e, "code") else None
+                pushback = _pushback_s(e) if heard[0] == 0 else None
+                if pushback is not None and code not in _FATAL:
+                    # the arena said "not now" (full, or its database is busy): wait and
+                    # try again, longer each time, with jitter so refused bots spread out
+                    now = time.monotonic()
+                    busy_since = now if busy_since is None else busy_since
+                    if now - busy_since > busy_retry_s:
+                        raise SystemExit(f"[{bot.name}] the arena at {address} kept refusing "
+                                         f"for {busy_retry_s:g} s: {code}: "
+                                         f"{e.details() if hasattr(e, 'details') else e}"
+                                         ) from None
+                    wait = min(60.0, pushback * 1.5 ** min(busy_tries, 8))
+                    busy_tries += 1
+                    print(f"[{bot.name}] {code.name if code else 'refused'}: "
+                          f"{e.details() if hasattr(e, 'details') else e}; trying again in "
+                          f"{wait:.1f} s", file=sys.stderr)
+                    time.sleep(wait * random.uniform(0.5, 1.0))
+                    continue
                 if code in _FATAL:
                     raise SystemExit(f"[{bot.name}] refused by the arena: {code}: "
                                      f"{e.details() if hasattr(e, 'details') else e}") from None
@@ -161,6 +262,7 @@ def run(bot: Bot, address: str, *, token: str = "", resume: str = "", matches: i
                     raise
                 time.sleep(0.05)
                 continue
+            busy_since, busy_tries = None, 0
             if finished:
                 played += 1
                 resume = ""

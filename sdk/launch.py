@@ -34,7 +34,8 @@ def is_python_spec(spec: str) -> bool:
         return True
     head = spec.split(":")[0]
     if head.endswith(".py"):
-        return True
+        # "python3 bot.py" is a command; a file path may hold spaces only if it exists
+        return " " not in spec.strip() or Path(head).is_file()
     return ":" in spec and " " not in spec and all(
         part.isidentifier() for part in head.split(".")) and spec.split(":")[1].isidentifier()
 

@@ -111,3 +111,30 @@ def test_a_decision_request_carries_its_view_legal_moves_times_and_events() -> N
         waiting[seat] = []
         driver.submit(bots[seat].decide(view))
     assert driver.is_over and carried > 100
+
+
+def test_a_defaulted_move_names_its_seat_and_card_like_an_opponents_move() -> None:
+    from arena.match.messages import Defaulted, OpponentActed
+    from arena.protocol.convert import event_to_pb
+    from arena.rules import Discard, PublicEvent, parse_card
+
+    card = parse_card("TD")
+    event = PublicEvent(1, "discard", card)
+    own = event_to_pb(Defaulted(7, Discard(card), "no answer within 100 ms", event))
+    theirs = event_to_pb(OpponentActed(event))
+    mine, seen = own.own_action_defaulted, theirs.opponent_action
+    assert (mine.seat, mine.card) == (seen.seat, seen.card) == (1, "TD")
+    assert mine.action.WhichOneof("kind") == seen.action.WhichOneof("kind") == "discard"
+
+
+@pytest.mark.parametrize(("action", "problem"), [
+    (pb.Action(knock=pb.Knock(discard="TD", melds=[pb.Meld(cards=["AS", "2S", "3S"])] * 5)),
+     "5 melds"),
+    (pb.Action(big_gin=pb.BigGin(melds=[pb.Meld(cards=["AS"] * 12)])), "12 cards"),
+    (pb.Action(defend=pb.Defend(layoffs=[pb.Layoff(card="AS", meld_index=0)] * 12)),
+     "12 layoffs"),
+])
+def test_an_action_with_too_many_parts_is_refused_before_it_is_read(
+        action: pb.Action, problem: str) -> None:
+    with pytest.raises(MalformedError, match=problem):
+        action_from_pb(action)

@@ -3,8 +3,14 @@ resume loop (with a scripted stub: no network)."""
 
 from __future__ import annotations
 
+import contextlib
+import os
+import signal
+import subprocess
+import sys
 import time
 import types
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,6 +24,8 @@ import sdk.client as client
 from arena.cli import UsageError, _exit_code, _run_dir
 from arena.processes import BotPool, BotProcess
 from arena.protocol import pb
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def process(index: int, *, dead: bool = False) -> BotProcess:
@@ -152,3 +160,50 @@ def test_killing_a_bot_kills_what_it_started(tmp_path: Path) -> None:
     while _alive(child) and time.monotonic() < deadline:
         time.sleep(0.02)
     assert not _alive(child)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
+def test_launched_bots_die_with_an_arena_killed_during_start_up(tmp_path: Path) -> None:
+    """kill -9 ``arena play`` while it waits for its bots to say Hello: the bot processes
+    (here a command that never connects) do not outlive it."""
+    marker = f"pdeathsig-{uuid.uuid4().hex}"
+    env = dict(os.environ, PYTHONPATH=str(ROOT), ARENA_TEST_MARKER=marker)
+    proc = subprocess.Popen([sys.executable, "-m", "arena.cli", "play", "sleep 300", "greedy",
+                             "--games", "2", "--replays", str(tmp_path / "runs")],
+                            cwd=tmp_path, env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 30
+        while len(_with_marker(marker)) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        bots = _with_marker(marker)
+        assert len(bots) >= 2, "the bots did not start"
+        proc.kill()  # SIGKILL: the arena can clean up nothing itself
+        proc.wait(timeout=10)
+        deadline = time.monotonic() + 10
+        while any(_alive(p) for p in bots) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not [p for p in bots if _alive(p)]
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        for pid in _with_marker(marker):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+
+
+def _with_marker(marker: str) -> list[int]:
+    """Processes whose environment holds ``marker`` (the arena's children), but the arena."""
+    out = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            environ = (proc / "environ").read_bytes()
+            cmdline = (proc / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if marker.encode() in environ and b"arena.cli" not in cmdline:
+            out.append(int(proc.name))
+    return out

@@ -233,15 +233,16 @@ class MatchDriver:
         self._latency[seat] = max(0, round(elapsed_ms))
         entry: dict[str, Any] = {"type": "action", "hand": game.hand_number, "seat": seat,
                                  "action": str(action), "ms": round(elapsed_ms, 3)}
+        hand = game.hand
+        assert hand is not None
+        public = hand.public[-1]
         if defaulted:
             entry["defaulted"] = defaulted
             stats.defaulted += 1
             self._defaulted[seat] = True
-            self.outbox.append((seat, Defaulted(request_id, action, defaulted)))
+            self.outbox.append((seat, Defaulted(request_id, action, defaulted, public)))
         self.record.append(entry)
-        hand = game.hand
-        assert hand is not None
-        self.outbox.append((1 - seat, OpponentActed(hand.public[-1])))
+        self.outbox.append((1 - seat, OpponentActed(public)))
         if hand.result is not None:
             r = hand.result
             self.record.append({"type": "hand_result", "hand": self.game.hand_number,

@@ -86,11 +86,13 @@ class OpponentActed:
 
 @dataclass(frozen=True, slots=True)
 class Defaulted:
-    """The arena played ``action`` for this seat (timeout or too many refusals)."""
+    """The arena played ``action`` for this seat (timeout or too many refusals); ``event``
+    is the move as the opponent saw it (its seat, kind and the card that moved face up)."""
 
     request_id: int
     action: Action
     reason: str
+    event: PublicEvent
 
 
 @dataclass(frozen=True, slots=True)

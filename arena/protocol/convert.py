@@ -83,7 +83,21 @@ def meld_to_pb(meld: Meld) -> pb.Meld:
     return pb.Meld(cards=_cards(meld.cards))
 
 
+MAX_MELDS = 4
+"""Melds one action may carry: eleven cards make at most three; one more is still named
+a mistake rather than refused as a flood."""
+MAX_MELD_CARDS = 11
+MAX_LAYOFFS = 11
+
+
 def _read_melds(melds: Sequence[pb.Meld], where: str, runs_only: bool) -> tuple[Meld, ...]:
+    if len(melds) > MAX_MELDS:
+        raise MalformedError(Code.BAD_ACTION, f"{where}: {len(melds)} melds; a hand holds at "
+                             f"most three (the arena reads at most {MAX_MELDS})")
+    for i, m in enumerate(melds):
+        if len(m.cards) > MAX_MELD_CARDS:
+            raise MalformedError(Code.NOT_A_MELD, f"{where}[{i}]: {len(m.cards)} cards; a meld "
+                                 f"has 3 to {MAX_MELD_CARDS}")
     out = []
     for i, m in enumerate(melds):
         cards = _read_cards(m.cards, f"{where}[{i}]")
@@ -184,6 +198,9 @@ def action_from_pb(msg: pb.Action, *, runs_only: bool = False) -> Action:
     if d.best:
         return Defend()
     melds = _read_melds(d.melds, "defend.melds", runs_only)
+    if len(d.layoffs) > MAX_LAYOFFS:
+        raise MalformedError(Code.BAD_LAYOFF, f"defend.layoffs: {len(d.layoffs)} layoffs; a "
+                             f"hand has at most {MAX_LAYOFFS} cards to lay off")
     layoffs = tuple((_read_card(lo.card, f"defend.layoffs[{i}].card"), int(lo.meld_index))
                     for i, lo in enumerate(d.layoffs))
     return Defend(melds, layoffs)
@@ -416,7 +433,10 @@ def event_to_pb(message: OpponentActed | Defaulted) -> pb.Event:
             if len(_EVENT_PB) < 4096:
                 _EVENT_PB[message.event] = hit
         return hit
-    return pb.Event(own_action_defaulted=pb.PublicAction(action=action_to_pb(message.action)))
+    e = message.event  # the same seat and card fields as an opponent's move; the full action
+    return pb.Event(own_action_defaulted=pb.PublicAction(
+        seat=e.seat, action=action_to_pb(message.action),
+        card=str(e.card) if e.card is not None else ""))
 
 
 def server_message(message: Outgoing, events: Sequence[pb.Event] = ()) -> pb.ServerMessage:

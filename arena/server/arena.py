@@ -69,10 +69,12 @@ log = structlog.get_logger("arena.server")
 class ProtocolError(Exception):
     """The bot broke the protocol (the bot's fault, judged by us)."""
 
-    def __init__(self, status: grpc.StatusCode, detail: str) -> None:
+    def __init__(self, status: grpc.StatusCode, detail: str, retry_after_s: float = 0.0
+                 ) -> None:
         super().__init__(detail)
         self.status = status
         self.detail = detail
+        self.retry_after_s = retry_after_s  # > 0: the bot may try again that much later
 
 
 # The one table from our judgements to gRPC status codes (gRPC itself never emits
@@ -344,7 +346,7 @@ class Arena:
             entry = await self._hello(conn)
         except ProtocolError as e:
             log.info("session_refused", peer=conn.peer, status=e.status.name, detail=e.detail)
-            conn.abort(e.status, e.detail)
+            conn.abort(e.status, e.detail, retry_after_s=e.retry_after_s)
             return
         if entry is None:
             log.info("session_gone", peer=conn.peer, detail="the stream ended before Hello")

@@ -85,6 +85,10 @@ MAX_UNREAD_MESSAGES: Final = 64
 request / reply, so more means a flooding bot: its call ends with RESOURCE_EXHAUSTED and
 the session sees it as gone (cancelled), instead of the inbox growing without bound."""
 
+HARD_MAX_MESSAGE_BYTES: Final = 256 * 1024
+"""What gRPC itself reads of one message at most; a bigger one ends the stream
+RESOURCE_EXHAUSTED inside gRPC (the arena sees only the stream end)."""
+
 RETRY_PUSHBACK_KEY: Final = "grpc-retry-pushback-ms"
 """Trailing metadata of a refused stream: how long the client should wait before trying
 again (the key of gRPC's retry design)."""
@@ -114,10 +118,11 @@ session sees such a bot as gone (its scope is cancelled)."""
 
 @dataclass(frozen=True, slots=True)
 class _Finish:
-    """Outbox item: end the call with this status (OK = finish normally)."""
+    """Outbox item: end the call with this status (OK = finish normally); a retry hint."""
 
     code: grpc.StatusCode
     details: str
+    retry_after_s: float = 0.0
 
 
 _Outgoing: TypeAlias = "pb.ServerMessage | _Finish"
@@ -228,16 +233,19 @@ class Connection:
         self.arrived_lag = lag
         return message
 
-    def abort(self, code: grpc.StatusCode, details: str) -> None:
+    def abort(self, code: grpc.StatusCode, details: str, *, retry_after_s: float = 0.0
+              ) -> None:
         """End the call with status ``code`` after the messages already sent; send no more.
 
         Does not block. For a timeout, :meth:`send` a last message saying why and then
         ``abort(grpc.StatusCode.DEADLINE_EXCEEDED, ...)``: the bot receives both, in order.
-        A no-op if the call is already closed, aborted or gone.
+        ``retry_after_s`` > 0 tells the client it may try again that much later (the
+        ``grpc-retry-pushback-ms`` trailer). A no-op if the call is already closed, aborted
+        or gone.
         """
         if code == grpc.StatusCode.OK:
             raise ValueError("abort() needs an error code; use close() to finish with OK")
-        self._finish(_Finish(code, details))
+        self._finish(_Finish(code, details, retry_after_s))
 
     def close(self) -> None:
         """Finish the call with status OK after the messages already sent; send no more.
@@ -365,6 +373,46 @@ class _Batch:
             calls, self._calls = self._calls, []
         for fn, args in calls:
             _run_guarded(fn, *args)
+
+
+@dataclass(frozen=True, slots=True)
+class _Oversized:
+    """A message bigger than the arena accepts, in place of its decoded form."""
+
+    size: int
+
+
+def _bounded_reader(limit: int) -> Callable[[bytes], pb.BotMessage | _Oversized]:
+    """Decode a BotMessage, or note its size if it is over ``limit`` bytes (0: no limit),
+    before any work is spent on it."""
+    decode = pb.BotMessage.FromString
+
+    def read(data: bytes) -> pb.BotMessage | _Oversized:
+        if limit and len(data) > limit:
+            return _Oversized(len(data))
+        message: pb.BotMessage = decode(data)
+        return message
+
+    return read
+
+
+def _add_arena_service(servicer: _ArenaServicer, server: grpc.aio.Server, limit: int) -> None:
+    """Register the Arena service as the generated code does, but with Play's messages
+    decoded by ``_bounded_reader(limit)``."""
+    handlers = {
+        "Play": grpc.stream_stream_rpc_method_handler(
+            servicer.Play, request_deserializer=_bounded_reader(limit),
+            response_serializer=pb.ServerMessage.SerializeToString),
+        "Leaderboard": grpc.unary_unary_rpc_method_handler(
+            servicer.Leaderboard, request_deserializer=pb.LeaderboardRequest.FromString,
+            response_serializer=pb.LeaderboardReply.SerializeToString),
+        "Status": grpc.unary_unary_rpc_method_handler(
+            servicer.Status, request_deserializer=pb.StatusRequest.FromString,
+            response_serializer=pb.StatusReply.SerializeToString),
+    }
+    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(ARENA_SERVICE,
+                                                                          handlers),))
+    server.add_registered_method_handlers(ARENA_SERVICE, handlers)
 
 
 class Bridge:
@@ -524,13 +572,12 @@ class Bridge:
         lag_task = asyncio.create_task(self._tick_aio_lag())
         options: list[tuple[str, int]] = [
             ("grpc.so_reuseport", 0),  # a second server on a port in use must fail
+            # gRPC's own cap bounds what it buffers; the arena's smaller limit is checked
+            # (and logged, with the peer) when a message is decoded: _bounded_reader
+            ("grpc.max_receive_message_length", HARD_MAX_MESSAGE_BYTES),
         ]
-        if self.limits.max_message_bytes:
-            options.append(("grpc.max_receive_message_length", self.limits.max_message_bytes))
         server = grpc.aio.server(options=options)
-        pb_grpc.add_ArenaServicer_to_server(  # type: ignore[no-untyped-call]
-            _ArenaServicer(self, loop), server
-        )
+        _add_arena_service(_ArenaServicer(self, loop), server, self.limits.max_message_bytes)
         names = [ARENA_SERVICE]
         if self._extra_servicers is not None:
             names.extend(self._extra_servicers(server))
@@ -695,6 +742,9 @@ class _ArenaServicer(pb_grpc.ArenaServicer):
             while True:
                 item = await outbox.get()
                 if isinstance(item, _Finish):
+                    if item.retry_after_s > 0:
+                        context.set_trailing_metadata(
+                            ((RETRY_PUSHBACK_KEY, str(round(item.retry_after_s * 1000))),))
                     if item.code != grpc.StatusCode.OK:
                         context.set_code(item.code)
                         context.set_details(item.details)
@@ -719,6 +769,16 @@ class _ArenaServicer(pb_grpc.ArenaServicer):
                 message = await context.read()
                 if message is grpc.aio.EOF:
                     to_trio(conn._deliver_eof)
+                    return
+                if isinstance(message, _Oversized):
+                    limit = self._bridge.limits.max_message_bytes
+                    log.warning("message_too_large", bot=conn.bot or None, peer=conn.peer,
+                                size=message.size, limit=limit)
+                    outbox.put_nowait(_Finish(
+                        grpc.StatusCode.RESOURCE_EXHAUSTED,
+                        f"a message of {message.size} bytes; the arena accepts at most {limit} "
+                        "(docs/protocol.md, Limits)"))
+                    to_trio(conn._on_call_ended)
                     return
                 now = time.perf_counter()
                 to_trio(conn._deliver, message, now, self._bridge.aio_lag.stalled_s(now),

@@ -149,6 +149,89 @@ def register(db: Path, name: str, token: str | None) -> int:
     return 0
 
 
+def revoke(db: Path, name: str) -> int:
+    from arena.tournament.ladder import RegistrationError
+    from arena.tournament.ladder import revoke as do_revoke
+    from arena.tournament.store import SqliteStore, StoreError
+
+    if not db.is_file():
+        raise CommandError(f"{db}: no such database")
+    try:
+        with SqliteStore(db) as store:
+            do_revoke(store, name)
+    except (RegistrationError, StoreError) as e:
+        raise CommandError(str(e)) from None
+    print(f"revoked the token of {name!r} in {db}: it cannot connect (waiting sessions of a "
+          "running ladder end within a second; a match in play finishes)")
+    return 0
+
+
+def rotate(db: Path, name: str, token: str | None) -> int:
+    from arena.tournament.ladder import RegistrationError
+    from arena.tournament.ladder import rotate as do_rotate
+    from arena.tournament.store import SqliteStore, StoreError
+
+    if not db.is_file():
+        raise CommandError(f"{db}: no such database")
+    try:
+        with SqliteStore(db) as store:
+            secret = do_rotate(store, name, token)
+    except (RegistrationError, StoreError) as e:
+        raise CommandError(str(e)) from None
+    print(f"new token for {name!r} in {db} (the old one no longer works)")
+    print(f"token: {secret}")
+    print("keep the token secret: only its hash is stored, it cannot be shown again",
+          file=sys.stderr)
+    return 0
+
+
+def export(db: Path, *, scope: str | None, csv_path: Path | None,
+           json_path: Path | None) -> int:
+    """Write every match of a scope, one row each."""
+    from arena.tournament.export import matches_csv, matches_json
+    from arena.tournament.report import pick_scope
+    from arena.tournament.store import SqliteStore, StoreError
+
+    if not db.is_file():
+        raise CommandError(f"{db}: no such database")
+    try:
+        with SqliteStore(db) as store:
+            info = pick_scope(store, scope)
+            rows = store.matches(info.scope)
+    except StoreError as e:
+        raise CommandError(str(e)) from None
+    try:
+        if csv_path is not None:
+            csv_path.write_text(matches_csv(info.scope, rows), encoding="utf-8")
+        if json_path is not None:
+            json_path.write_text(json.dumps(matches_json(info.scope, rows), indent=1) + "\n",
+                                 encoding="utf-8")
+    except OSError as e:
+        raise CommandError(f"cannot write: {e}") from None
+    print(f"{len(rows)} matches of {info.scope} exported"
+          + "".join(f" to {p}" for p in (csv_path, json_path) if p is not None))
+    return 0
+
+
+def backup(db: Path, out: Path) -> int:
+    """Copy ``db`` to ``out`` as one consistent snapshot (SQLite's online backup)."""
+    from arena.tournament.store import SqliteStore, StoreError
+
+    if not db.is_file():
+        raise CommandError(f"{db}: no such database")
+    if out.exists():
+        raise CommandError(f"{out}: already exists; give a new file")
+    try:
+        with SqliteStore(db) as store:
+            store.backup(out)
+    except StoreError as e:
+        raise CommandError(str(e)) from None
+    except OSError as e:
+        raise CommandError(f"{out}: {e.strerror or e}") from None
+    print(f"backed up {db} to {out}")
+    return 0
+
+
 def ladder(db: Path, *, host: str, port: int, options: Any, tls_cert: Path | None,
            tls_key: Path | None) -> int:
     """Serve the ladder until SIGINT or SIGTERM."""
@@ -157,7 +240,8 @@ def ladder(db: Path, *, host: str, port: int, options: Any, tls_cert: Path | Non
     import structlog
     import trio
 
-    from arena.tournament.ladder import Ladder
+    from arena.server.bridge import format_address
+    from arena.tournament.ladder import Ladder, LadderError
     from arena.tournament.store import SqliteStore, StoreError
 
     tls: tuple[bytes, bytes] | None = None
@@ -174,7 +258,10 @@ def ladder(db: Path, *, host: str, port: int, options: Any, tls_cert: Path | Non
     except StoreError as e:
         raise CommandError(str(e)) from None
     try:
-        lad = Ladder(store, options)
+        try:
+            lad = Ladder(store, options)
+        except (LadderError, StoreError) as e:
+            raise CommandError(f"{db}: {e}") from None
 
         async def main() -> None:
             async with trio.open_nursery() as nursery:
@@ -184,8 +271,10 @@ def ladder(db: Path, *, host: str, port: int, options: Any, tls_cert: Path | Non
                                                       task_status=task_status))
                 except Exception as e:  # the bind failed
                     raise CommandError(f"cannot serve on {host}:{port}: {describe(e)}") from None
-                print(f"ladder listening on {host}:{bound} ({'TLS' if tls else 'plaintext'}; "
-                      f"rules {options.rules.preset}; {db})", flush=True)
+                season = f"season {options.season}; " if options.season else ""
+                print(f"ladder listening on {format_address(host, bound)} "
+                      f"({'TLS' if tls else 'plaintext'}; rules {options.rules.preset}; "
+                      f"{season}{db})", flush=True)
                 with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
                     async for signum in signals:
                         log.info("shutdown", signal=signal.Signals(signum).name)
@@ -198,5 +287,5 @@ def ladder(db: Path, *, host: str, port: int, options: Any, tls_cert: Path | Non
     return 0
 
 
-__all__ = ["CommandError", "ladder", "register", "remote_leaderboard", "show_standings",
-           "tournament"]
+__all__ = ["CommandError", "backup", "export", "ladder", "register", "remote_leaderboard",
+           "revoke", "rotate", "show_standings", "tournament"]

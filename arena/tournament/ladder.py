@@ -48,7 +48,7 @@ from arena.match.messages import MatchResult, Termination, TimeControl
 from arena.protocol import pb
 from arena.rules import RulesConfig
 from arena.server.arena import DEFAULT_MAX_LAG_MS, Arena, GrpcSeat, ProtocolError
-from arena.server.bridge import format_address
+from arena.server.bridge import StreamLimits, format_address
 from arena.tournament.commit import Committer, Finished
 from arena.tournament.config import NAME_RE
 from arena.tournament.formats import MatchSpec, canonical, keyed
@@ -171,6 +171,7 @@ class LadderOptions:
     season: str = ""  # "": the scope "ladder"; else "ladder:SEASON", rated apart
     max_matches: int = 0  # matches at once (0: as the measured lag allows)
     max_lag_ms: float = DEFAULT_MAX_LAG_MS
+    limits: StreamLimits | None = None  # what a stream may send; None: the defaults
 
 
 def ladder_scope(season: str) -> str:
@@ -219,7 +220,7 @@ class Ladder:
         self.arena = Arena(authenticate=self.authenticate,
                            hello_timeout_s=opts.time_control.hello_timeout_ms / 1000,
                            max_matches=opts.max_matches, max_lag_ms=opts.max_lag_ms,
-                           paced=True)
+                           paced=True, limits=opts.limits)
         self.recent: dict[str, deque[str]] = defaultdict(lambda: deque(maxlen=RECENT))
         self._meetings: dict[tuple[str, str], int] = {}
         for m in store.matches(scope):
@@ -262,7 +263,7 @@ class Ladder:
         except StoreBusy:
             raise ProtocolError(grpc.StatusCode.UNAVAILABLE,
                                 "the ladder's database is busy: try again in a few "
-                                "seconds") from None
+                                "seconds", retry_after_s=2.0) from None
 
     async def watch_tokens(self, every_s: float = 1.0) -> None:
         """Whenever a token is revoked or rotated, end the waiting sessions whose token no

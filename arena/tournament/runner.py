@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import ipaddress
 import json
 import multiprocessing
 import os
@@ -47,6 +48,7 @@ from arena.match.messages import MatchResult, Termination
 from arena.processes import (
     BotPool,
     BotProcess,
+    LaunchError,
     check_spec,
     launched,
     play_seated,
@@ -227,7 +229,8 @@ def run_tournament(cfg: TournamentConfig, store: Store | None = None, *, progres
                 except BaseExceptionGroup as group:
                     if group.subgroup(KeyboardInterrupt) is not None:
                         raise KeyboardInterrupt from None
-                    failed = group.subgroup(lambda e: isinstance(e, RunError | CommitError))
+                    failed = group.subgroup(
+                        lambda e: isinstance(e, RunError | CommitError | LaunchError))
                     if failed is None:
                         raise
                     leaf = first_leaf(failed)
@@ -241,6 +244,13 @@ def run_tournament(cfg: TournamentConfig, store: Store | None = None, *, progres
     finally:
         if own:
             db.close()
+
+
+def _is_loopback(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return host == "localhost"
 
 
 def check_runnable(cfg: TournamentConfig) -> None:
@@ -389,7 +399,9 @@ async def _play_networked(run: _Run) -> None:
         # a remote bot plays as many matches at once as it has sessions (default one)
         limits = {b.name: trio.Semaphore(b.sessions) for b in cfg.bots if b.is_remote}
         pools = [pool for pool in seats.values() if isinstance(pool, BotPool)]
-        async with launched(arena, pools, cfg.show_up_s):
+        # with no remote bot, a session refused for its token is a launched bot without it
+        strict = not remote and _is_loopback(cfg.host)
+        async with launched(arena, pools, cfg.show_up_s, strict_tokens=strict):
 
             async def worker(scope: trio.CancelScope) -> None:
                 while (spec := run.next()) is not None:

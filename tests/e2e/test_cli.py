@@ -30,6 +30,7 @@ import pytest
 
 import sdk
 from arena.protocol import pb, pb_grpc
+from bench.spawn import python_module
 from sdk import Action, Bot, Discard, Gin, Knock, PlayerView
 
 pytestmark = pytest.mark.timeout(90)
@@ -230,11 +231,10 @@ def interrupted(tmp_path_factory: pytest.TempPathFactory) -> Interrupted:
     replays = base / "replays"
     marker = f"arena-e2e-{uuid.uuid4().hex}"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "arena.cli", "play", *specs, "--games", "500",
-         "--concurrency", "1", "--replays", str(replays)],
+        python_module("arena.cli", "play", *specs, "--games", "500", "--concurrency", "1",
+                      "--replays", str(replays), sigint=True),
         cwd=ROOT, env={**env(), "ARENA_E2E_MARKER": marker},
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + RUN_TIMEOUT
         while not list(replays.glob("*.jsonl")) and time.monotonic() < deadline:
@@ -262,6 +262,30 @@ def test_interrupted_play_leaves_no_bot_process_behind(interrupted: Interrupted)
 def test_interrupted_play_exits_130_without_a_traceback(interrupted: Interrupted) -> None:
     assert "Traceback" not in interrupted.err, interrupted.err[-2000:]
     assert interrupted.code == 130
+
+
+NO_TOKEN_BOT = """
+import os, queue, grpc
+from arena.protocol import pb, pb_grpc
+out = queue.Queue()
+out.put(pb.BotMessage(hello=pb.Hello(name="forgetful", protocol_version=1)))  # no token
+with grpc.insecure_channel(os.environ["ARENA_ADDRESS"]) as ch:
+    try:
+        for _ in pb_grpc.ArenaStub(ch).Play(iter(out.get, None), timeout=60):
+            pass
+    except grpc.RpcError:
+        pass
+"""
+
+
+def test_a_command_bot_without_its_token_is_named_at_once(tmp_path: Path) -> None:
+    script = tmp_path / "forgetful.py"
+    script.write_text(NO_TOKEN_BOT)
+    started = time.monotonic()
+    ran = arena("play", f"{sys.executable} {script}", "greedy", "--games", "2",
+                "--replays", tmp_path / "runs")
+    assert_usage_error(ran, "connected without its token", "'forgetful'", "ARENA_TOKEN")
+    assert time.monotonic() - started < 25  # not after the 30 s show-up wait
 
 
 # ------------------------------------------------------------------------------ bad input
@@ -326,10 +350,9 @@ def free_port() -> int:
 @contextlib.contextmanager
 def serving(*args: str | Path | int, sigint: bool = False) -> Iterator[subprocess.Popen[str]]:
     """``arena serve ...`` as a child process; killed if the test leaves it running."""
-    preexec = (lambda: signal.signal(signal.SIGINT, signal.SIG_DFL)) if sigint else None
-    proc = subprocess.Popen([sys.executable, "-m", "arena.cli", "serve", *map(str, args)],
+    proc = subprocess.Popen(python_module("arena.cli", "serve", *map(str, args), sigint=sigint),
                             cwd=ROOT, env=env(), stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, preexec_fn=preexec)
+                            stderr=subprocess.PIPE, text=True)
     try:
         yield proc
     finally:

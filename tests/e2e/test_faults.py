@@ -330,7 +330,8 @@ Body = Callable[[Arena, int], Awaitable[None]]
 
 
 def run_with_good_match(body: Body, *, tokens: dict[str, str] | None = None,
-                        hello_timeout_s: float = 5.0, replay_dir: Path | None = None) -> None:
+                        hello_timeout_s: float = 5.0, replay_dir: Path | None = None,
+                        arena_options: dict[str, Any] | None = None) -> None:
     """Serve an arena, start the good match, run ``body(arena, port)`` during it, stop.
 
     With ``tokens`` the arena requires them (the good bots' tokens are added).
@@ -341,7 +342,7 @@ def run_with_good_match(body: Body, *, tokens: dict[str, str] | None = None,
         with trio.fail_after(TEST_TIMEOUT):
             all_tokens = None if tokens is None else {**tokens, **GOOD_TOKENS}
             arena = Arena(tokens=all_tokens, hello_timeout_s=hello_timeout_s,
-                          replay_dir=replay_dir)
+                          replay_dir=replay_dir, **(arena_options or {}))
             async with trio.open_nursery() as nursery:
                 port = await start_arena(nursery, arena)
                 async with trio.open_nursery() as matches:
@@ -1065,3 +1066,174 @@ def test_a_stream_that_stops_parsing_is_logged_with_its_bots_name() -> None:
     assert outcome["code"] == grpc.StatusCode.INVALID_ARGUMENT
     [line] = [e for e in logs if e["event"] == "malformed_message"]
     assert line["bot"] == "garbler" and line["peer"].startswith("ipv4:127.0.0.1:")
+
+
+# ------------------------------------------------------------------------------ hostile bots
+
+
+def test_an_oversized_message_ends_only_its_own_stream() -> None:
+    seen: dict[str, Stream] = {}
+
+    async def body(arena: Arena, port: int) -> None:
+        seen["big"] = await raw_bot(port, hello("x" * 20_000))
+
+    run_with_good_match(body)
+    big = seen["big"]
+    assert big.code == grpc.StatusCode.RESOURCE_EXHAUSTED
+    assert "a message of 20" in big.details and "at most 16384" in big.details
+
+
+def test_a_name_with_a_terminal_escape_is_refused() -> None:
+    seen: dict[str, Stream] = {}
+
+    async def body(arena: Arena, port: int) -> None:
+        seen["esc"] = await raw_bot(port, hello("evil\x1b[2J"))
+        seen["zw"] = await raw_bot(port, hello("zero\u200bwidth"))
+
+    run_with_good_match(body)
+    assert seen["esc"].code == grpc.StatusCode.INVALID_ARGUMENT
+    assert "U+001B" in seen["esc"].details
+    assert seen["zw"].code == grpc.StatusCode.INVALID_ARGUMENT
+    assert "U+200B" in seen["zw"].details
+
+
+def test_past_the_session_limit_a_stream_is_refused_with_a_retry_hint() -> None:
+    from arena.server.bridge import StreamLimits
+
+    seen: dict[str, Any] = {}
+    limits = StreamLimits(max_streams=3, retry_after_s=0.2)
+
+    async def body(arena: Arena, port: int) -> None:
+        # the good match holds two streams; a third waits in the lobby; a fourth is refused
+        waiting = trio.Event()
+
+        async def third() -> None:
+            seen["third"] = await raw_bot(port, hello("third"))
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(third)
+            while not arena.waiting():
+                await trio.sleep(0.01)
+            waiting.set()
+
+            def fourth() -> tuple[grpc.StatusCode, str, dict[str, str]]:
+                with channel_to(port) as ch:
+                    call = pb_grpc.ArenaStub(ch).Play(iter([hello("fourth")]),
+                                                      timeout=RPC_TIMEOUT)
+                    try:
+                        for _ in call:
+                            pass
+                    except grpc.RpcError as e:
+                        return e.code(), e.details(), dict(e.trailing_metadata() or ())
+                return grpc.StatusCode.OK, "", {}
+
+            seen["fourth"] = await in_thread(fourth)
+            arena.close_lobby()
+
+    run_with_good_match(body, arena_options={"limits": limits})
+    code, details, trailers = seen["fourth"]
+    assert code == grpc.StatusCode.RESOURCE_EXHAUSTED
+    assert "arena full: 3 sessions open (limit 3)" in details
+    assert trailers.get("grpc-retry-pushback-ms") == "200"
+
+
+def test_a_full_arena_is_retried_by_the_sdk_until_it_has_room() -> None:
+    from arena.server.bridge import StreamLimits
+
+    tc = TimeControl(decision_ms=2000)
+    limits = StreamLimits(max_streams=2, retry_after_s=0.2)
+    got: dict[str, Any] = {}
+
+    async def main() -> None:
+        with trio.fail_after(TEST_TIMEOUT):
+            arena = Arena(limits=limits)
+            async with trio.open_nursery() as nursery:
+                port = await start_arena(nursery, arena)
+                nursery.start_soon(arena.serve_open, RULES, tc, "full")
+                async with trio.open_nursery() as bots:
+                    for name in ("a", "b", "c", "d"):  # only two fit at a time
+                        bots.start_soon(lambda n=name: _count(got, n, run_sdk_bot(
+                            GoodBot(n), port, matches=1)))
+                nursery.cancel_scope.cancel()
+
+    trio.run(main)
+    assert got == {"a": 1, "b": 1, "c": 1, "d": 1}
+
+
+async def _count(into: dict[str, Any], key: str, played: Awaitable[int]) -> None:
+    into[key] = await played
+
+
+def _prompt_match(stall: Callable[[Arena], Awaitable[None]]) -> MatchResult:
+    """Two prompt SDK bots play with 300 ms decisions while ``stall(arena)`` runs."""
+    tc = TimeControl(decision_ms=300, margin_ms=20, max_strikes=0)
+    out: dict[str, MatchResult] = {}
+
+    async def main() -> None:
+        with trio.fail_after(TEST_TIMEOUT):
+            arena = Arena()
+            async with trio.open_nursery() as nursery:
+                port = await start_arena(nursery, arena)
+                driver = MatchDriver("stalled", RULES, ("a", "b"), seed="stall-1",
+                                     time_control=tc)
+                async with trio.open_nursery() as match:
+                    for _ in range(2):  # both say Hello as "greedy": seated by that name
+                        match.start_soon(run_sdk_bot, Greedy(), port)
+                    match.start_soon(stall, arena)
+                    out["result"] = await arena.play(driver, ("greedy", "greedy"))
+                nursery.cancel_scope.cancel()
+
+    trio.run(main)
+    return out["result"]
+
+
+async def _under_way(arena: Arena) -> None:
+    """Wait until the match has played a few decisions (a decision is always pending)."""
+    while arena.playing == 0:
+        await trio.sleep(0.005)
+    await trio.sleep(0.1)
+
+
+def test_a_blocked_match_loop_charges_no_bot() -> None:
+    """The match loop does nothing for 1.5 s (as a synchronous database write did) while
+    both bots answer at once: no decision is timed out."""
+
+    async def block(arena: Arena) -> None:
+        await _under_way(arena)
+        time.sleep(1.5)  # the trio thread itself, blocked
+
+    result = _prompt_match(block)
+    assert result.termination == Termination.COMPLETED, result
+    assert [s.timeouts for s in result.stats] == [0, 0]
+
+
+def test_a_stalled_grpc_loop_is_credited_to_the_bots() -> None:
+    """The gRPC loop (reading answers, writing requests) stalls for 1 s: the arena measures
+    its own lag and credits it back, so no decision is timed out."""
+
+    async def block(arena: Arena) -> None:
+        await _under_way(arena)
+        bridge = arena.bridge
+        assert bridge is not None and bridge._loop is not None
+        bridge._loop.call_soon_threadsafe(time.sleep, 1.0)
+
+    result = _prompt_match(block)
+    assert result.termination == Termination.COMPLETED, result
+    assert [s.timeouts for s in result.stats] == [0, 0]
+
+
+def test_status_reports_the_arenas_load() -> None:
+    seen: dict[str, Any] = {}
+
+    async def body(arena: Arena, port: int) -> None:
+        def ask() -> pb.StatusReply:
+            with channel_to(port) as ch:
+                return pb_grpc.ArenaStub(ch).Status(pb.StatusRequest(), timeout=RPC_TIMEOUT)
+
+        seen["status"] = await in_thread(ask)
+
+    run_with_good_match(body)
+    status = seen["status"]
+    assert status.matches_running == 1 and status.sessions_open == 2
+    assert status.sessions_waiting == 0 and status.admitting
+    assert status.max_message_bytes == 16384 and status.uptime_s > 0

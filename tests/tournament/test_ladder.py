@@ -3,11 +3,14 @@ the Leaderboard RPC, restarts, TLS."""
 
 from __future__ import annotations
 
+import dataclasses
+import queue
 import random
 import shutil
 import subprocess
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 import grpc
 import pytest
@@ -15,14 +18,18 @@ import trio
 
 from arena.match.messages import TimeControl
 from arena.protocol import PROTOCOL_VERSION, pb, pb_grpc
+from arena.rules import RulesConfig
 from arena.tournament.ladder import (
     Candidate,
     Ladder,
+    LadderError,
     LadderOptions,
     RegistrationError,
     choose_pairs,
     hash_token,
     register,
+    revoke,
+    rotate,
 )
 from arena.tournament.store import Rating, SqliteStore
 from sdk.client import run as run_bot
@@ -182,8 +189,17 @@ def test_ladder_leaderboard_over_tls(tmp_path: Path) -> None:
                     lambda task_status: ladder.serve(port=0, tls=(key.read_bytes(), ca),
                                                      task_status=task_status))
                 address = f"{HOST}:{port}"
-                # a plaintext client cannot talk to a TLS ladder
+                # a plaintext client cannot talk to a TLS ladder, and the SDK says why
                 got["plain"] = await trio.to_thread.run_sync(_hello_status, address, tok_a)
+
+                def plain_sdk() -> str:
+                    try:
+                        run_bot(Greedy(), address, token=tok_a, matches=1)
+                    except SystemExit as e:
+                        return str(e)
+                    return "played"
+
+                got["sdk_plain"] = await trio.to_thread.run_sync(plain_sdk)
                 # SDK bots over TLS play their matches
                 async with trio.open_nursery() as bots:
                     for bot, tok in ((Greedy(), tok_a), (Sloppy(), tok_b)):
@@ -196,9 +212,89 @@ def test_ladder_leaderboard_over_tls(tmp_path: Path) -> None:
 
     trio.run(main)
     assert got["plain"] == grpc.StatusCode.UNAVAILABLE
+    assert "expects TLS: connect with --tls-ca" in str(got["sdk_plain"])
     board = got["board"]
     assert isinstance(board, list) and sorted(e.bot for e in board) == ["alpha", "beta"]
     assert all(e.games == 1 for e in board)
+
+
+def test_a_ladder_keeps_one_meaning_across_restarts(tmp_path: Path) -> None:
+    db = tmp_path / "ladder.sqlite"
+    with SqliteStore(db) as store:
+        first = Ladder(store, FAST)
+        again = Ladder(store, FAST)  # the same options: the same scope, seed and secret
+        assert (again.seed, again.secret) == (first.seed, first.secret)
+        other = LadderOptions(rules=RulesConfig.from_spec({"preset": "oklahoma"}),
+                              time_control=FAST.time_control)
+        with pytest.raises(LadderError, match=r"another rules .*rules standard.* --season"):
+            Ladder(store, other)
+        slower = LadderOptions(time_control=TimeControl(decision_ms=5000))
+        with pytest.raises(LadderError, match=r"another time control .*decision_ms 2000"):
+            Ladder(store, slower)
+        with pytest.raises(LadderError, match="another seed"):
+            Ladder(store, LadderOptions(time_control=FAST.time_control, seed="other-seed"))
+        season = Ladder(store, dataclasses.replace(other, season="okla"))
+        assert season.scope == "ladder:okla" and season.secret != first.secret
+        assert {s.scope for s in store.scopes()} == {"ladder", "ladder:okla"}
+
+
+def test_a_revoked_token_ends_its_waiting_session_on_the_running_ladder(tmp_path: Path) -> None:
+    db = tmp_path / "ladder.sqlite"
+    with SqliteStore(db) as store:
+        tok = register(store, "Alpha")
+        with pytest.raises(RegistrationError, match="already registered"):
+            register(store, "ALPHA")
+    got: dict[str, object] = {}
+
+    async def main() -> None:
+        store = SqliteStore(db)
+        ladder = Ladder(store, FAST)
+        with trio.fail_after(30):
+            async with trio.open_nursery() as nursery:
+                port: int = await nursery.start(ladder.serve)
+                address = f"{HOST}:{port}"
+                waiter = await trio.to_thread.run_sync(
+                    lambda: _open_waiting(address, tok))
+                while not ladder.arena.waiting():
+                    await trio.sleep(0.02)
+                with SqliteStore(db) as other:  # as `arena ladder revoke` does
+                    revoke(other, "Alpha")
+                got["revoked"] = await trio.to_thread.run_sync(waiter)
+                got["again"] = await trio.to_thread.run_sync(_hello_status, address, tok)
+                with SqliteStore(db) as other:
+                    fresh = rotate(other, "Alpha")
+                got["rotated"] = await ladder.authenticate(fresh)
+                nursery.cancel_scope.cancel()
+        store.close()
+
+    trio.run(main)
+    assert got["revoked"] == grpc.StatusCode.UNAUTHENTICATED
+    assert got["again"] == grpc.StatusCode.UNAUTHENTICATED
+    assert got["rotated"] == "Alpha"
+
+
+def _open_waiting(address: str, token: str) -> Any:
+    """Say Hello and wait in the lobby; returns a function that waits for the status."""
+    channel = grpc.insecure_channel(address)
+    stub = pb_grpc.ArenaStub(channel)  # type: ignore[no-untyped-call]
+    hello = pb.BotMessage(hello=pb.Hello(name="x", protocol_version=PROTOCOL_VERSION,
+                                         token=token))
+    outbox: queue.Queue[pb.BotMessage | None] = queue.Queue()
+    outbox.put(hello)
+    call = stub.Play(iter(outbox.get, None), timeout=20)
+
+    def status() -> grpc.StatusCode:
+        try:
+            for _ in call:
+                pass
+        except grpc.RpcError as e:
+            return e.code()  # type: ignore[no-any-return]
+        finally:
+            outbox.put(None)
+            channel.close()
+        return grpc.StatusCode.OK
+
+    return status
 
 
 def test_leaderboard_unimplemented_without_a_ladder() -> None:

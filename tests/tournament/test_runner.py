@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import socket
+import sqlite3
 import threading
 import time
 from pathlib import Path
@@ -140,6 +141,52 @@ def test_faulty_bots_over_grpc_lose_and_the_tournament_goes_on(tmp_path: Path) -
     terminations = {t for _, _, t, *_ in rows.values()}
     assert Termination.FORFEIT_TIMEOUT in terminations
     assert Termination.DISCONNECT in terminations
+
+
+def test_a_locked_database_stalls_no_match_and_loses_no_result(tmp_path: Path) -> None:
+    """Another program holds the database locked for 3 s mid-run (longer than the store's
+    busy timeout): matches go on at 300 ms a decision without a timeout, the finished ones
+    wait in the committer, and every result is recorded once the lock is gone."""
+    cfg = load_config(None, tournament={
+        "seed": "locked", "deals": 3, "concurrency": 2, "database": str(tmp_path / "l.sqlite"),
+        "secret": SECRET},
+        time_control={"decision_ms": 300, "max_strikes": 0, "hello_timeout_ms": 20000},
+        bots=[f"{BOTS}:Greedy", f"{BOTS}:Sloppy"])
+    locker: list[threading.Thread] = []
+    held, released = threading.Event(), threading.Event()
+    stored_after: list[bool] = []
+
+    def lock_for_3_s() -> None:
+        other = sqlite3.connect(cfg.database, isolation_level=None)
+        other.execute("BEGIN EXCLUSIVE")
+        held.set()
+        time.sleep(3.0)
+        other.execute("ROLLBACK")
+        other.close()
+        released.set()
+
+    def first(spec: MatchSpec, result: MatchResult) -> None:
+        stored_after.append(released.is_set())
+        if not locker:
+            locker.append(threading.Thread(target=lock_for_3_s))
+            locker[0].start()
+            held.wait(5)
+
+    store = SqliteStore(cfg.database, busy_timeout_s=0.2)
+    try:
+        summary = run_tournament(cfg, store, on_commit=first)
+    finally:
+        store.close()
+        for t in locker:
+            t.join()
+    assert summary.played == summary.scheduled == 6
+    rows = outcomes(cfg)
+    assert len(rows) == 6
+    assert all(t == Termination.COMPLETED for _, _, t, *_ in rows.values())
+    with sqlite3.connect(cfg.database) as db:
+        assert db.execute("SELECT SUM(timeouts) FROM results").fetchone() == (0,)
+    # the lock was really held while the run went on: the later results waited for it
+    assert held.is_set() and stored_after[0] is False and stored_after[-1] is True
 
 
 def test_a_bot_that_ends_its_worker_process_stops_the_run_cleanly(tmp_path: Path) -> None:
