@@ -117,3 +117,70 @@ def test_a_port_in_use_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("arena: error: ")
     assert f"cannot serve on 127.0.0.1:{port}" in err, err
+
+
+def test_export_every_match_and_back_up_the_database(db: Path, tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    csv_path, json_path = tmp_path / "m.csv", tmp_path / "m.json"
+    assert main(["export", str(db), "--csv", str(csv_path), "--json", str(json_path)]) == 0
+    assert "12 matches of clicup@" in capsys.readouterr().out
+    rows = list(csv.DictReader(csv_path.open()))
+    assert len(rows) == 12
+    assert {"match_id", "scope", "bot_seat0", "bot_seat1", "deal", "seat_order", "winner",
+            "score_seat0", "score_seat1", "hands", "termination", "blamed_seat",
+            "voided"} <= set(rows[0])
+    crashed = [r for r in rows if "Crasher" in (r["bot_seat0"], r["bot_seat1"])]
+    assert all(r["blamed"] == "Crasher" and r["winner"] != "Crasher" for r in crashed)
+    data = json.loads(json_path.read_text())
+    assert [m["match_id"] for m in data["matches"]] == [r["match_id"] for r in rows]
+    copy = tmp_path / "copy.sqlite"
+    assert main(["backup", str(db), str(copy)]) == 0
+    assert main(["export", str(copy), "--json", str(tmp_path / "again.json")]) == 0
+    assert json.loads((tmp_path / "again.json").read_text()) == data
+    assert main(["backup", str(db), str(copy)]) == 2  # never overwrites
+    assert "already exists" in capsys.readouterr().err
+
+
+def test_a_new_name_on_the_same_seed_records_its_own_matches(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """What the arena advises when a bot changed: a new --name, same seed, same database."""
+    db = tmp_path / "twice.sqlite"
+    args = ["tournament", "--bots", f"{BOTS}:Greedy", f"{BOTS}:Sloppy", "--seed",
+            "same-seed-0123456789", "--deals", "2", "--in-process", "--db", str(db),
+            "--no-progress"]
+    assert main([*args, "--name", "first"]) == 0
+    assert main([*args, "--name", "second"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("4 matches played now (0 already recorded, 4 scheduled)") == 2
+    import sqlite3
+
+    with sqlite3.connect(db) as conn:
+        counts = dict(conn.execute("SELECT s.name, COUNT(*) FROM matches m JOIN scopes s "
+                                   "ON s.scope = m.scope GROUP BY s.name").fetchall())
+    assert counts == {"first": 4, "second": 4}
+
+
+def test_a_tournament_without_a_seed_makes_one_and_reuses_it(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    db = tmp_path / "seedless.sqlite"
+    args = ["tournament", "--bots", f"{BOTS}:Greedy", f"{BOTS}:Sloppy", "--deals", "1",
+            "--in-process", "--db", str(db), "--name", "seedless", "--no-progress"]
+    assert main(args) == 0
+    first = capsys.readouterr()
+    seed = first.out.split("; seed ")[1].split()[0]
+    assert len(seed) == 32 and int(seed, 16) >= 0 and "(new: made now and stored)" in first.out
+    assert "warning" not in first.err
+    assert main(args) == 0  # the same command again resumes on the stored seed
+    again = capsys.readouterr().out
+    assert f"seed {seed} (read from the database)" in again
+    assert "0 matches played now (2 already recorded, 2 scheduled)" in again
+
+
+def test_a_guessable_seed_is_warned_about(tmp_path: Path,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["tournament", "--bots", f"{BOTS}:Greedy", f"{BOTS}:Sloppy", "--deals", "1",
+                 "--seed", "2026-spring", "--in-process", "--db", str(tmp_path / "w.sqlite"),
+                 "--no-progress"]) == 0
+    err = capsys.readouterr().err
+    assert "warning: the seed '2026-spring' is easy to guess" in err
+    assert "keyed with this tournament's secret" in err
