@@ -1237,3 +1237,45 @@ def test_status_reports_the_arenas_load() -> None:
     assert status.matches_running == 1 and status.sessions_open == 2
     assert status.sessions_waiting == 0 and status.admitting
     assert status.max_message_bytes == 16384 and status.uptime_s > 0
+
+
+def test_past_capacity_matches_wait_in_the_lobby_and_are_told_their_place() -> None:
+    """One match at a time: the third and fourth bots wait, hear LobbyStatus, then play."""
+    tc = TimeControl(decision_ms=2000)
+    got: dict[str, Any] = {}
+
+    async def main() -> None:
+        with trio.fail_after(TEST_TIMEOUT):
+            arena = Arena(max_matches=1)
+            async with trio.open_nursery() as nursery:
+                port = await start_arena(nursery, arena)
+                nursery.start_soon(arena.serve_open, RULES, tc, "capacity")
+                async with trio.open_nursery() as bots:
+                    for name in ("a", "b"):
+                        bots.start_soon(_count, got, name, run_sdk_bot(GoodBot(name), port))
+                    while arena.playing == 0:
+                        await trio.sleep(0.005)
+
+                    def waiter(name: str) -> Stream:
+                        with channel_to(port) as ch:
+                            return raw_call(ch, hello(name), _play_greedy)
+
+                    for name in ("c", "d"):
+                        bots.start_soon(_count, got, name, in_thread(partial(waiter, name)))
+                nursery.cancel_scope.cancel()
+
+    trio.run(main)
+    assert got["a"] == got["b"] == 1
+    for name in ("c", "d"):
+        stream: Stream = got[name]
+        kinds = [m.WhichOneof("kind") for m in stream.messages]
+        assert kinds[0] == "lobby" and "match_start" in kinds, kinds
+        lobby = stream.messages[0].lobby
+        assert lobby.place >= 1 and lobby.max_matches == 1 and lobby.matches_running == 1
+        assert stream.match_end.reason == "completed"
+
+
+def _play_greedy(raw: Raw, message: pb.ServerMessage) -> str | None:
+    if message.WhichOneof("kind") == "request":
+        raw.play_greedy()
+    return None
