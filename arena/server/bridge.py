@@ -153,9 +153,12 @@ class Connection:
         post: Callable[[_Outgoing], None],
         limits: StreamLimits | None = None,
         clock_offset: float = 0.0,
+        drain: Callable[[], None] | None = None,
     ) -> None:
         """Built by the bridge on the asyncio thread; ``post`` hands an item to its writer.
-        ``clock_offset`` turns ``time.perf_counter()`` into trio's clock."""
+        ``clock_offset`` turns ``time.perf_counter()`` into trio's clock; ``drain`` runs on
+        the trio thread whatever the asyncio side has already handed over (messages read,
+        streams ended) but trio has not run yet."""
         self.peer: Final = peer
         """The client's address as gRPC reports it, e.g. ``"ipv4:127.0.0.1:53422"``."""
         self.metadata: Final = MappingProxyType(dict(metadata))
@@ -171,6 +174,7 @@ class Connection:
         self.arrived_lag = 0.0
         """The asyncio loop's total lag (``Bridge.aio_stalled_s``) at that moment."""
         self._post = post
+        self._drain = drain
         self._limits = limits or StreamLimits()
         self._clock_offset = clock_offset
         self._inbox_send, self._inbox = trio.open_memory_channel[
@@ -218,8 +222,11 @@ class Connection:
         return self._took(item)
 
     def receive_nowait(self) -> pb.BotMessage | None:
-        """The bot's next message if one is already waiting, else None (at once). Raises
+        """The bot's next message if one has already been read from the network (even if
+        the trio loop, busy, has not taken it in yet), else None, at once. Raises
         :class:`trio.ClosedResourceError` after :meth:`close` or :meth:`abort`."""
+        if self._drain is not None:
+            self._drain()
         try:
             item = self._inbox.receive_nowait()
         except (trio.WouldBlock, trio.EndOfChannel):
@@ -369,6 +376,8 @@ class _Batch:
             raise
 
     def _run(self) -> None:
+        """Run the calls queued so far (on the other thread; also called there directly to
+        take in what is already queued, ahead of the scheduled wakeup)."""
         with self._lock:
             calls, self._calls = self._calls, []
         for fn, args in calls:
@@ -554,6 +563,10 @@ class Bridge:
         finally:
             post(reply)
 
+    def drain_to_trio(self) -> None:
+        """On the trio thread: run the asyncio -> trio calls already queued, now."""
+        self._to_trio._run()
+
     def to_trio(self, fn: Callable[[*_Ts], object], *args: *_Ts) -> None:
         """Schedule ``fn(*args)`` on the trio thread (the one asyncio -> trio crossing)."""
         with contextlib.suppress(trio.RunFinishedError):  # the trio run is over
@@ -735,6 +748,7 @@ class _ArenaServicer(pb_grpc.ArenaServicer):
             post=bridge.make_post(self._loop, outbox),
             limits=bridge.limits,
             clock_offset=bridge.clock_offset,
+            drain=bridge.drain_to_trio,
         )
         bridge.to_trio(bridge.spawn, conn)
         reader = asyncio.create_task(self._read(context, conn, outbox))
