@@ -8,10 +8,13 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from arena.groups import describe
+
+T = TypeVar("T")
 
 
 class CommandError(Exception):
@@ -149,35 +152,33 @@ def register(db: Path, name: str, token: str | None) -> int:
     return 0
 
 
-def revoke(db: Path, name: str) -> int:
+def _on_ladder_store(db: Path, act: Callable[[Any], T]) -> T:
+    """``act(store)`` on an existing database; its problems as one ``CommandError``."""
     from arena.tournament.ladder import RegistrationError
-    from arena.tournament.ladder import revoke as do_revoke
     from arena.tournament.store import SqliteStore, StoreError
 
     if not db.is_file():
         raise CommandError(f"{db}: no such database")
     try:
         with SqliteStore(db) as store:
-            do_revoke(store, name)
+            return act(store)
     except (RegistrationError, StoreError) as e:
         raise CommandError(str(e)) from None
+
+
+def revoke(db: Path, name: str) -> int:
+    from arena.tournament.ladder import revoke as do_revoke
+
+    _on_ladder_store(db, lambda store: do_revoke(store, name))
     print(f"revoked the token of {name!r} in {db}: it cannot connect (waiting sessions of a "
           "running ladder end within a second; a match in play finishes)")
     return 0
 
 
 def rotate(db: Path, name: str, token: str | None) -> int:
-    from arena.tournament.ladder import RegistrationError
     from arena.tournament.ladder import rotate as do_rotate
-    from arena.tournament.store import SqliteStore, StoreError
 
-    if not db.is_file():
-        raise CommandError(f"{db}: no such database")
-    try:
-        with SqliteStore(db) as store:
-            secret = do_rotate(store, name, token)
-    except (RegistrationError, StoreError) as e:
-        raise CommandError(str(e)) from None
+    secret = _on_ladder_store(db, lambda store: do_rotate(store, name, token))
     print(f"new token for {name!r} in {db} (the old one no longer works)")
     print(f"token: {secret}")
     print("keep the token secret: only its hash is stored, it cannot be shown again",

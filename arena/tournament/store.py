@@ -385,6 +385,23 @@ class SqliteStore:
                 db.execute("ROLLBACK")
             raise
 
+    def _atomic(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        """``_run`` with ``fn`` in one write transaction (rolled back if it raises)."""
+
+        def go(db: sqlite3.Connection) -> T:
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                out = fn(db)
+                if db.in_transaction:
+                    db.execute("COMMIT")
+                return out
+            except BaseException:
+                if db.in_transaction:
+                    db.execute("ROLLBACK")
+                raise
+
+        return self._run(go)
+
     def _run(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         """Run ``fn`` on the connection under the lock; a locked database is StoreBusy."""
         with self._lock:
@@ -426,32 +443,23 @@ class SqliteStore:
         this run's (the bots may grow); return its secret."""
 
         def go(db: sqlite3.Connection) -> str:
-            db.execute("BEGIN IMMEDIATE")
-            try:
-                row = db.execute("SELECT secret FROM scopes WHERE scope = ?",
-                                 (scope,)).fetchone()
-                if row is None:
-                    kept = secret or new_secret()
-                    db.execute("INSERT INTO scopes VALUES (?, ?, ?, ?, ?, ?)",
-                               (scope, kind, name, config, time.time(), kept))
-                else:
-                    kept = str(row[0])
-                    if not kept:  # a scope from schema 1: it gets one now
-                        kept = secret or new_secret()
-                        db.execute("UPDATE scopes SET secret = ? WHERE scope = ?",
-                                   (kept, scope))
-                    elif secret and secret != kept:
-                        raise StoreError(f"{self.path}: {scope!r} was played with another "
-                                         "secret; leave the secret out to resume it")
-                    db.execute("UPDATE scopes SET config = ? WHERE scope = ?", (config, scope))
-                db.execute("COMMIT")
+            row = db.execute("SELECT secret FROM scopes WHERE scope = ?", (scope,)).fetchone()
+            if row is None:
+                kept = secret or new_secret()
+                db.execute("INSERT INTO scopes VALUES (?, ?, ?, ?, ?, ?)",
+                           (scope, kind, name, config, time.time(), kept))
                 return kept
-            except BaseException:
-                if db.in_transaction:
-                    db.execute("ROLLBACK")
-                raise
+            kept = str(row[0])
+            if not kept:  # a scope from schema 1: it gets one now
+                kept = secret or new_secret()
+                db.execute("UPDATE scopes SET secret = ? WHERE scope = ?", (kept, scope))
+            elif secret and secret != kept:
+                raise StoreError(f"{self.path}: {scope!r} was played with another secret; "
+                                 "leave the secret out to resume it")
+            db.execute("UPDATE scopes SET config = ? WHERE scope = ?", (config, scope))
+            return kept
 
-        return self._run(go)
+        return self._atomic(go)
 
     def scope_bots(self, scope: str) -> dict[str, tuple[str, str]]:
         """bot -> (spec, fingerprint) as recorded for ``scope``."""
@@ -482,52 +490,37 @@ class SqliteStore:
 
     def register_bot(self, name: str, token_hash: str) -> None:
         def go(db: sqlite3.Connection) -> None:
-            db.execute("BEGIN IMMEDIATE")
+            taken = db.execute("SELECT name FROM bots WHERE name = ? COLLATE NOCASE",
+                               (name,)).fetchone()
+            if taken is not None:
+                same = "" if taken[0] == name else f" (as {taken[0]!r})"
+                raise StoreError(f"the name {name!r} is already registered{same}")
             try:
-                taken = db.execute("SELECT name FROM bots WHERE name = ? COLLATE NOCASE",
-                                   (name,)).fetchone()
-                if taken is not None:
-                    same = "" if taken[0] == name else f" (as {taken[0]!r})"
-                    raise StoreError(f"the name {name!r} is already registered{same}")
-                try:
-                    db.execute("INSERT INTO bots (name, spec, token_hash, created_at) "
-                               "VALUES (?, '', ?, ?)", (name, token_hash, time.time()))
-                except sqlite3.IntegrityError:
-                    raise StoreError("that token is already in use; choose another") from None
-                db.execute("COMMIT")
-            except BaseException:
-                if db.in_transaction:
-                    db.execute("ROLLBACK")
-                raise
+                db.execute("INSERT INTO bots (name, spec, token_hash, created_at) "
+                           "VALUES (?, '', ?, ?)", (name, token_hash, time.time()))
+            except sqlite3.IntegrityError:
+                raise StoreError("that token is already in use; choose another") from None
 
-        self._run(go)
+        self._atomic(go)
 
     def set_token(self, name: str, token_hash: str | None) -> None:
         def go(db: sqlite3.Connection) -> None:
-            db.execute("BEGIN IMMEDIATE")
+            row = db.execute("SELECT token_hash FROM bots WHERE name = ?", (name,)).fetchone()
+            if row is None or row[0] is None:
+                raise StoreError(f"no ladder bot named {name!r} is registered")
             try:
-                row = db.execute("SELECT token_hash FROM bots WHERE name = ?",
-                                 (name,)).fetchone()
-                if row is None or row[0] is None:
-                    raise StoreError(f"no ladder bot named {name!r} is registered")
-                try:
-                    if token_hash is None:
-                        db.execute("UPDATE bots SET revoked_at = ? WHERE name = ?",
-                                   (time.time(), name))
-                    else:
-                        db.execute("UPDATE bots SET token_hash = ?, revoked_at = NULL "
-                                   "WHERE name = ?", (token_hash, name))
-                except sqlite3.IntegrityError:
-                    raise StoreError("that token is already in use; choose another") from None
-                db.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 "
-                           "WHERE key = 'token_epoch'")
-                db.execute("COMMIT")
-            except BaseException:
-                if db.in_transaction:
-                    db.execute("ROLLBACK")
-                raise
+                if token_hash is None:
+                    db.execute("UPDATE bots SET revoked_at = ? WHERE name = ?",
+                               (time.time(), name))
+                else:
+                    db.execute("UPDATE bots SET token_hash = ?, revoked_at = NULL "
+                               "WHERE name = ?", (token_hash, name))
+            except sqlite3.IntegrityError:
+                raise StoreError("that token is already in use; choose another") from None
+            db.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 "
+                       "WHERE key = 'token_epoch'")
 
-        self._run(go)
+        self._atomic(go)
 
     def bot_for_token_hash(self, token_hash: str) -> str | None:
         row = self._run(lambda db: db.execute(
@@ -561,53 +554,45 @@ class SqliteStore:
         key = (scope, spec.match_id)
 
         def go(db: sqlite3.Connection) -> bool:
-            db.execute("BEGIN IMMEDIATE")
-            try:
-                if db.execute("SELECT 1 FROM matches WHERE scope = ? AND match_id = ?",
-                              key).fetchone():
-                    db.execute("ROLLBACK")
-                    return False
+            if db.execute("SELECT 1 FROM matches WHERE scope = ? AND match_id = ?",
+                          key).fetchone():
+                return False  # nothing written: the transaction commits empty
+            db.execute(
+                "INSERT INTO matches VALUES "
+                "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (scope, spec.match_id, seats[0], seats[1], spec.deal, spec.order,
+                 spec.seed, result.winner, str(result.termination), result.blamed,
+                 result.scores[0], result.scores[1], len(result.hands), int(void),
+                 result.detail, now))
+            db.executemany(
+                "INSERT INTO hands VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [(scope, spec.match_id, i + 1, h.kind, h.winner, h.points, h.knocker,
+                  h.deadwood[0], h.deadwood[1]) for i, h in enumerate(result.hands)])
+            for seat in (0, 1):
+                outcome, score = _outcome(result, seat)
+                won = [h for h in result.hands if h.winner == seat]
+                lost_points = sum(h.points for h in result.hands
+                                  if h.winner is not None and h.winner != seat)
                 db.execute(
-                    "INSERT INTO matches VALUES "
+                    "INSERT INTO results VALUES "
                     "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (scope, spec.match_id, seats[0], seats[1], spec.deal, spec.order,
-                     spec.seed, result.winner, str(result.termination), result.blamed,
-                     result.scores[0], result.scores[1], len(result.hands), int(void),
-                     result.detail, now))
-                db.executemany(
-                    "INSERT INTO hands VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    [(scope, spec.match_id, i + 1, h.kind, h.winner, h.points, h.knocker,
-                      h.deadwood[0], h.deadwood[1]) for i, h in enumerate(result.hands)])
-                for seat in (0, 1):
-                    outcome, score = _outcome(result, seat)
-                    won = [h for h in result.hands if h.winner == seat]
-                    lost_points = sum(h.points for h in result.hands
-                                      if h.winner is not None and h.winner != seat)
-                    db.execute(
-                        "INSERT INTO results VALUES "
-                        "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                        (scope, spec.match_id, seat, seats[seat], seats[1 - seat], outcome,
-                         score, result.scores[seat], sum(h.points for h in won) - lost_points,
-                         len(result.hands), len(won),
-                         sum(h.kind in ("gin", "big_gin") for h in won),
-                         sum(h.kind == "undercut" for h in won),
-                         result.stats[seat].timeouts, result.stats[seat].rejections,
-                         int(result.blamed == seat)))
-                for bot, r in ratings.items():
-                    db.execute(
-                        "INSERT INTO ratings VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (scope, bot) "
-                        "DO UPDATE SET mu = excluded.mu, sigma = excluded.sigma, "
-                        "games = excluded.games, updated_at = excluded.updated_at",
-                        (scope, bot, r.mu, r.sigma, r.games, now))
-                db.execute("COMMIT")
-                return True
-            except BaseException:
-                if db.in_transaction:
-                    db.execute("ROLLBACK")
-                raise
+                    (scope, spec.match_id, seat, seats[seat], seats[1 - seat], outcome,
+                     score, result.scores[seat], sum(h.points for h in won) - lost_points,
+                     len(result.hands), len(won),
+                     sum(h.kind in ("gin", "big_gin") for h in won),
+                     sum(h.kind == "undercut" for h in won),
+                     result.stats[seat].timeouts, result.stats[seat].rejections,
+                     int(result.blamed == seat)))
+            for bot, r in ratings.items():
+                db.execute(
+                    "INSERT INTO ratings VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (scope, bot) "
+                    "DO UPDATE SET mu = excluded.mu, sigma = excluded.sigma, "
+                    "games = excluded.games, updated_at = excluded.updated_at",
+                    (scope, bot, r.mu, r.sigma, r.games, now))
+            return True
 
         try:
-            return self._run(go)
+            return self._atomic(go)
         except sqlite3.DatabaseError as e:  # StoreBusy is raised by _run, not caught here
             raise StoreError(f"{self.path}: could not record match {spec.match_id} of "
                              f"{scope!r}: {e}") from e
