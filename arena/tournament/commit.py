@@ -65,6 +65,7 @@ class Committer:
         self._send, self._receive = trio.open_memory_channel[Finished](math.inf)
         self.pending = 0  # submitted, not yet written
         self.busy_s = 0.0  # total time spent waiting for a busy database
+        self._in_hand: Finished | None = None
         self._idle = trio.Event()
         self._idle.set()
 
@@ -91,7 +92,9 @@ class Committer:
         async with self._receive:
             try:
                 async for item in self._receive:
+                    self._in_hand = item  # taken from the queue: written, or flushed below
                     await self._write(item)
+                    self._in_hand = None
             except CommitError:
                 failed = True
                 raise
@@ -103,6 +106,9 @@ class Committer:
         """Write what is still queued (shielded, at most ``flush_s``)."""
         with trio.CancelScope(shield=True) as flush:
             flush.deadline = trio.current_time() + self.flush_s
+            if self._in_hand is not None:  # cancelled while writing it
+                await self._write(self._in_hand)
+                self._in_hand = None
             while True:
                 try:
                     item = self._receive.receive_nowait()
