@@ -173,7 +173,6 @@ def _add_tournament_parsers(sub: Any) -> None:
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="override one rules option (repeatable)")
     p.add_argument("--decision-ms", type=int, help="limit per decision (ms)")
-    p.add_argument("--samples", type=int, default=1000, help="bootstrap samples (standings)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--verbose", action="store_true", help="log every match")
 
@@ -184,7 +183,6 @@ def _add_tournament_parsers(sub: Any) -> None:
     p.add_argument("--csv", type=Path, help="write the standings as CSV")
     p.add_argument("--json", type=Path, help="write standings and matrix as JSON")
     p.add_argument("--matrix", action="store_true", help="print the pairwise results")
-    p.add_argument("--samples", type=int, default=1000, help="bootstrap samples")
     p.add_argument("--remote", metavar="HOST:PORT",
                    help="instead: ask a running ladder's Leaderboard over gRPC")
     p.add_argument("--limit", type=int, default=0, help="--remote: at most this many bots")
@@ -308,8 +306,6 @@ def _cmd_tournaments(args: argparse.Namespace) -> int:
                   level="info" if args.verbose else "warning")
         if args.config is None and not args.bots:
             raise UsageError("tournament: give a CONFIG.toml or --bots")
-        if args.samples < 0:
-            raise UsageError(f"--samples must be >= 0, not {args.samples}")
         rules: dict[str, Any] = {}
         if args.rules is not None or args.set:
             rules = _rules(args.rules or "standard", args.set).to_dict()
@@ -323,7 +319,7 @@ def _cmd_tournaments(args: argparse.Namespace) -> int:
                         "replays": str(here / args.replays) if args.replays else None},
             rules=rules, time_control={"decision_ms": args.decision_ms}, bots=args.bots,
             challenger=args.challenger,
-            progress=not args.no_progress and sys.stderr.isatty(), samples=args.samples)
+            progress=not args.no_progress and sys.stderr.isatty())
     if args.command == "standings":
         if args.remote:
             return commands.remote_leaderboard(args.remote, limit=args.limit,
@@ -331,8 +327,7 @@ def _cmd_tournaments(args: argparse.Namespace) -> int:
         if args.db is None:
             raise UsageError("standings: give the database file (or --remote HOST:PORT)")
         return commands.show_standings(args.db, scope=args.scope, csv_path=args.csv,
-                                       json_path=args.json, matrix=args.matrix,
-                                       samples=max(0, args.samples))
+                                       json_path=args.json, matrix=args.matrix)
     if args.command == "register":
         return commands.register(args.db, args.name, args.token)
     if args.command == "export":

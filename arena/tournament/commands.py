@@ -23,7 +23,7 @@ class CommandError(Exception):
 
 def tournament(config: Path | None, *, tournament: dict[str, Any], rules: dict[str, Any],
                time_control: dict[str, Any], bots: list[str] | None, challenger: str | None,
-               progress: bool, samples: int) -> int:
+               progress: bool) -> int:
     """Run (or resume) a tournament, then print its standings."""
     from arena.tournament.config import ConfigError, load_config, weak_seed
     from arena.tournament.report import format_table, pick_scope, standings
@@ -54,7 +54,7 @@ def tournament(config: Path | None, *, tournament: dict[str, Any], rules: dict[s
             if summary.unplayed:
                 print(f"{summary.unplayed} matches not played (neither bot connected): run "
                       "the same command again to play them")
-            st = standings(store, pick_scope(store, summary.scope), samples=samples)
+            st = standings(store, pick_scope(store, summary.scope))
             print(format_table(st))
     except (ConfigError, StoreError, RunError) as e:
         raise CommandError(str(e)) from None
@@ -62,7 +62,7 @@ def tournament(config: Path | None, *, tournament: dict[str, Any], rules: dict[s
 
 
 def show_standings(db: Path, *, scope: str | None, csv_path: Path | None,
-                   json_path: Path | None, matrix: bool, samples: int) -> int:
+                   json_path: Path | None, matrix: bool) -> int:
     from arena.tournament.report import (
         format_matrix,
         format_table,
@@ -77,7 +77,7 @@ def show_standings(db: Path, *, scope: str | None, csv_path: Path | None,
         raise CommandError(f"{db}: no such database")
     try:
         with SqliteStore(db) as store:
-            st = standings(store, pick_scope(store, scope), samples=samples)
+            st = standings(store, pick_scope(store, scope))
     except StoreError as e:
         raise CommandError(str(e)) from None
     print(format_table(st))

@@ -4,20 +4,28 @@ Live: every counted match updates both bots' openskill (Weng-Lin Plackett-Luce) 
 ``(mu, sigma)``; a draw is a tie; a voided match changes nothing. Live ratings depend on the
 order matches finished in; they are for watching a run and pairing the ladder.
 
-Final standings: a Bradley-Terry model fitted to all results at once (maximum likelihood
-by Newton's method, draws as half a win each), shown on the Elo scale (400 log10 of the strength,
-centred on the field's mean). Uncertainty comes from a bootstrap over *duplicate deals*,
-the independent unit of play (both seat orders of a deal are resampled together, within
-each pairing, so the pairing of statistics is kept): 95% percentile intervals, and the
-likelihood of superiority (LOS) of each bot over the next one down = the share of
-bootstrap fits in which it stays ahead. A bot's Elo is relative to this field only.
+Final standings: a Bradley-Terry model fitted to all results at once (Newton's method on
+the likelihood with a weak prior, draws as half a win each), shown on the Elo scale (400
+log10 of the strength, centred on the field's mean). The unit of play is the *duplicate
+deal*: both matches of a deal, which share their cards; a deal whose partner match was not
+played (or was voided) is left out of the fit and counted apart.
+
+Uncertainty is a quasi-likelihood (Laplace) approximation, so it is honest at every
+density: the curvature of the penalised log-likelihood, with the data's part divided by a
+dispersion factor ``phi`` estimated from the Pearson residuals of every deal in the field
+(duplicate deals vary less than independent games: phi < 1 for real bots), shrunk toward
+1 when there are few degrees of freedom to estimate it from. 95% intervals are estimate
+± 1.96 standard errors; the likelihood of superiority (LOS) of a bot over the next one down
+is the normal probability that their difference is positive, from the same covariance.
+Nothing is resampled, so the same matches give the same numbers in any order. Coverage is
+checked by simulation in tests/tournament/test_ratings.py. A bot's Elo is relative to this
+field only.
 """
 
 from __future__ import annotations
 
 import math
-import random
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -183,7 +191,9 @@ class Unit:
 
 
 def units_from_matches(matches: Iterable[MatchRow]) -> list[Unit]:
-    """Group counted (non-void) matches into duplicate-deal units."""
+    """Group counted (non-void) matches into duplicate-deal units, in a canonical order
+    (pair, deal), so the result does not depend on the order matches were recorded in.
+    A unit with ``games == 1`` is an unpaired half-deal."""
     acc: dict[tuple[tuple[str, str], int], list[float]] = {}
     for m in matches:
         pair = m.pair
@@ -191,16 +201,24 @@ def units_from_matches(matches: Iterable[MatchRow]) -> list[Unit]:
         if s is None:
             continue
         acc.setdefault((pair, m.deal), []).append(s)
-    return [Unit(pair, sum(v), len(v)) for (pair, _), v in acc.items()]
+    return [Unit(pair, sum(v), len(v)) for (pair, _), v in sorted(acc.items())]
 
 
 @dataclass(frozen=True, slots=True)
 class Fit:
     bot: str
     elo: float
-    low: float  # bootstrap 95% interval
+    low: float  # 95% interval
     high: float
     los_next: float | None  # P(this bot is stronger than the next one down); None for last
+    se: float = 0.0  # standard error of the Elo
+
+
+DISPERSION_PRIOR_DF = 4.0
+"""How many degrees of freedom the assumption phi = 1 (binomial variance) is worth: with
+few deals in the field phi stays near 1; with many, the data decide."""
+
+Z95 = 1.959963984540054
 
 
 def _wins(units_by_pair: Mapping[tuple[str, str], Sequence[tuple[float, int]]],
@@ -214,49 +232,79 @@ def _wins(units_by_pair: Mapping[tuple[str, str], Sequence[tuple[float, int]]],
     return wins
 
 
-def standings_fit(bots: Sequence[str], units: Sequence[Unit], *, samples: int = 1000,
-                  seed: int = 0) -> list[Fit]:
-    """Bradley-Terry Elo with bootstrap intervals and neighbour LOS, best first."""
-    index = {b: i for i, b in enumerate(bots)}
-    by_pair: dict[tuple[str, str], list[tuple[float, int]]] = defaultdict(list)
+def dispersion(units: Sequence[Unit], index: Mapping[str, int], theta: Sequence[float]
+               ) -> tuple[float, int]:
+    """The estimated dispersion of the deal scores about the fit (Pearson chi-square over
+    its degrees of freedom) shrunk toward 1, and those degrees of freedom."""
+    chi2 = 0.0
     for u in units:
+        p = _sigmoid(theta[index[u.pair[0]]] - theta[index[u.pair[1]]])
+        chi2 += (u.score - u.games * p) ** 2 / (u.games * p * (1 - p))
+    df = len(units) - (len(index) - 1)
+    if df <= 0:
+        return 1.0, 0
+    return (chi2 + DISPERSION_PRIOR_DF) / (df + DISPERSION_PRIOR_DF), df
+
+
+def standings_fit(bots: Sequence[str], units: Sequence[Unit]) -> list[Fit]:
+    """Bradley-Terry Elo with 95% intervals and neighbour LOS, best first, over the paired
+    deals in ``units`` (half-deals are left out: see ``units_from_matches``)."""
+    paired = sorted((u for u in units if u.games == 2), key=lambda u: (u.pair, u.score))
+    index = {b: i for i, b in enumerate(bots)}
+    n = len(bots)
+    by_pair: dict[tuple[str, str], list[tuple[float, int]]] = defaultdict(list)
+    for u in paired:
         by_pair[u.pair].append((u.score, u.games))
-    point_gamma = fit_bradley_terry(len(bots), _wins(by_pair, index))
-    point = to_elo(point_gamma)
-    rng = random.Random(seed)
-    grouped = {pair: Counter(items) for pair, items in by_pair.items()}
-    draws: list[list[float]] = []
-    for _ in range(samples):
-        resampled: dict[tuple[str, str], list[tuple[float, int]]] = {}
-        for pair, counter in grouped.items():
-            keys = list(counter)
-            resampled[pair] = rng.choices(keys, weights=list(counter.values()),
-                                          k=len(by_pair[pair]))
-        gamma = fit_bradley_terry(len(bots), _wins(resampled, index), point_gamma,
-                                  tol=1e-6)
-        draws.append(to_elo(gamma))
-    order = sorted(range(len(bots)), key=lambda i: (-point[i], bots[i]))
+    gamma = fit_bradley_terry(n, _wins(by_pair, index))
+    theta = [math.log(g) for g in gamma]
+    phi, _ = dispersion(paired, index, theta)
+    # precision: the data's curvature over phi, plus the prior's
+    h = [[0.0] * n for _ in range(n)]
+    for i in range(n):
+        s = _sigmoid(theta[i])
+        h[i][i] = PRIOR_GAMES * s * (1 - s)
+    for (a, b), items in by_pair.items():
+        i, j = index[a], index[b]
+        games = sum(g for _, g in items)
+        p = _sigmoid(theta[i] - theta[j])
+        v = games * p * (1 - p) / phi
+        h[i][i] += v
+        h[j][j] += v
+        h[i][j] -= v
+        h[j][i] -= v
+    cov = _inverse(h)
+    # covariance of the centred strengths (Elo is centred on the field's mean)
+    mean_row = [sum(cov[i][k] for i in range(n)) / n for k in range(n)]
+    grand = sum(mean_row) / n
+    centred = [[cov[i][j] - mean_row[i] - mean_row[j] + grand for j in range(n)]
+               for i in range(n)]
+    scale = 400 / math.log(10)
+    point = to_elo(gamma)
+    order = sorted(range(n), key=lambda i: (-point[i], bots[i]))
     out = []
     for rank, i in enumerate(order):
-        column = sorted(d[i] for d in draws)
-        low, high = (_percentile(column, 0.025), _percentile(column, 0.975)) if draws \
-            else (point[i], point[i])
+        se = math.sqrt(max(0.0, centred[i][i])) * scale
         los: float | None = None
-        if rank + 1 < len(order) and draws:
+        if rank + 1 < n:
             j = order[rank + 1]
-            ahead = sum(1.0 if d[i] > d[j] else 0.5 if d[i] == d[j] else 0.0 for d in draws)
-            los = ahead / len(draws)
-        out.append(Fit(bots[i], point[i], low, high, los))
+            var = (cov[i][i] + cov[j][j] - 2 * cov[i][j]) * scale * scale
+            diff = point[i] - point[j]
+            los = 0.5 if var <= 0 and diff == 0 else (
+                1.0 if var <= 0 else _normal_cdf(diff / math.sqrt(var)))
+        out.append(Fit(bots[i], point[i], point[i] - Z95 * se, point[i] + Z95 * se, los, se))
     return out
 
 
-def _percentile(sorted_values: Sequence[float], q: float) -> float:
-    """Linear-interpolated percentile of already sorted values."""
-    pos = q * (len(sorted_values) - 1)
-    lo = math.floor(pos)
-    hi = min(lo + 1, len(sorted_values) - 1)
-    return sorted_values[lo] + (sorted_values[hi] - sorted_values[lo]) * (pos - lo)
+def _normal_cdf(x: float) -> float:
+    return 0.5 * (1 + math.erf(x / math.sqrt(2)))
 
 
-__all__ = ["Fit", "LiveRatings", "Unit", "fit_bradley_terry", "ordinal", "standings_fit",
-           "to_elo", "units_from_matches"]
+def _inverse(a: list[list[float]]) -> list[list[float]]:
+    """The inverse of a symmetric positive definite matrix (column by column)."""
+    n = len(a)
+    cols = [_solve(a, [1.0 if r == c else 0.0 for r in range(n)]) for c in range(n)]
+    return [[cols[c][r] for c in range(n)] for r in range(n)]
+
+
+__all__ = ["Fit", "LiveRatings", "Unit", "dispersion", "fit_bradley_terry", "ordinal",
+           "standings_fit", "to_elo", "units_from_matches"]

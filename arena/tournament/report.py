@@ -88,6 +88,8 @@ class Standings:
     # (bot, opponent) -> [wins, draws, losses] of bot against opponent
     matrix: dict[tuple[str, str], list[int]] = field(default_factory=dict)
     sprt: str = ""
+    sprt_fields: dict[str, Any] | None = None  # the SPRT's numbers, for --json
+    unpaired: int = 0  # counted matches whose deal partner is missing: not in the Elo fit
 
     @property
     def bots(self) -> list[str]:
@@ -110,8 +112,7 @@ def pick_scope(store: SqliteStore, wanted: str | None = None) -> ScopeInfo:
     return (with_matches or scopes)[-1]
 
 
-def standings(store: SqliteStore, scope: ScopeInfo, *, samples: int = 1000,
-              seed: int = 0) -> Standings:
+def standings(store: SqliteStore, scope: ScopeInfo) -> Standings:
     """Fit and gather everything the outputs show, for one scope."""
     matches = store.matches(scope.scope)
     results = store.results(scope.scope)
@@ -148,19 +149,22 @@ def standings(store: SqliteStore, scope: ScopeInfo, *, samples: int = 1000,
         s.timeouts += r.timeouts
         s.illegal += r.illegal
         s.forfeits += r.forfeit
-    fits = standings_fit(bots, units_from_matches(matches), samples=samples, seed=seed) \
-        if bots else []
+    units = units_from_matches(matches)
+    fits = standings_fit(bots, units) if bots else []
     default = Rating(25.0, 25 / 3, 0)
     rows = [Row(i + 1, f, stats[f.bot], live.get(f.bot, default)) for i, f in enumerate(fits)]
-    out = Standings(scope, rows, len(matches), sum(m.voided for m in matches), dict(matrix))
+    out = Standings(scope, rows, len(matches), sum(m.voided for m in matches), dict(matrix),
+                    unpaired=sum(u.games == 1 for u in units))
     sprt = config.get("sprt")
     if config.get("format") == "sprt" and isinstance(sprt, dict) and len(bots) == 2:
-        out.sprt = _sprt_text(config, sprt, matches, bots)
+        out.sprt, out.sprt_fields = _sprt(sprt, matches, bots)
     return out
 
 
-def _sprt_text(config: dict[str, Any], sprt: dict[str, Any], matches: list[Any],
-               bots: list[str]) -> str:
+def _sprt(sprt: dict[str, Any], matches: list[Any], bots: list[str]
+          ) -> tuple[str, dict[str, Any]]:
+    """The SPRT's verdict over the stored matches: a line for the table (with the
+    pentanomial counts, as fastchess prints them) and its numbers for JSON."""
     a, b = bots[0], bots[1]
     by_deal: dict[int, dict[int, float | None]] = defaultdict(dict)
     for m in matches:
@@ -171,11 +175,19 @@ def _sprt_text(config: dict[str, Any], sprt: dict[str, Any], matches: list[Any],
         if len(got) == 2:
             s0, s1 = got[0], got[1]
             scores[deal] = None if s0 is None or s1 is None else (s0 + s1) / 2
+    elo0, elo1 = float(sprt["elo0"]), float(sprt["elo1"])
     verdict: SprtVerdict = sprt_verdict(
-        scores, elo0=float(sprt["elo0"]), elo1=float(sprt["elo1"]),
-        alpha=float(sprt["alpha"]), beta=float(sprt["beta"]),
+        scores, elo0=elo0, elo1=elo1, alpha=float(sprt["alpha"]), beta=float(sprt["beta"]),
         max_deals=int(sprt["max_deals"]))
-    return verdict.describe(a, b, float(sprt["elo0"]), float(sprt["elo1"]))
+    text = (verdict.describe(a, b, elo0, elo1) + "; pentanomial (deals scoring A 0, 1/4, "
+            f"1/2, 3/4, 1): {', '.join(map(str, verdict.counts))}")
+    fields = {"bots": [a, b], "status": str(verdict.status), "llr": round(verdict.llr, 4),
+              "lower": round(verdict.lower, 4), "upper": round(verdict.upper, 4),
+              "elo0": elo0, "elo1": elo1, "alpha": float(sprt["alpha"]),
+              "beta": float(sprt["beta"]), "deals": verdict.deals,
+              "score": round(verdict.score, 4), "pentanomial": list(verdict.counts),
+              "text": text}
+    return text, fields
 
 
 # ---------------------------------------------------------------- outputs
@@ -225,9 +237,13 @@ def format_table(st: Standings) -> str:
     lines.insert(1, "  ".join("-" * w for w in widths))
     title = (f"{st.scope.name} ({st.scope.kind}, {st.scope.scope}): {st.matches} matches"
              + (f", {st.voided} voided (not counted)" if st.voided else ""))
-    notes = ["Elo: Bradley-Terry fit over all counted matches, centred on the field mean; "
-             "95% CI by bootstrap over duplicate deals. LOS: likelihood the bot is stronger "
-             "than the next one down."]
+    notes = ["Elo: Bradley-Terry fit over the duplicate deals (both matches of a deal "
+             "counted), centred on the field mean; 95% CI and LOS (likelihood the bot is "
+             "stronger than the next one down) from the fit's curvature with the dispersion "
+             "of the deals (docs/tournaments.md)."]
+    if st.unpaired:
+        notes.append(f"{st.unpaired} matches whose deal partner was not played or was voided "
+                     "are not in the Elo fit (they count in the other columns).")
     extreme = [r.stats.bot for r in st.rows
                if r.stats.games and r.stats.score_rate in (0.0, 1.0)]
     if extreme:
@@ -273,7 +289,8 @@ def to_csv(st: Standings) -> str:
 def to_json(st: Standings) -> dict[str, Any]:
     return {
         "scope": asdict(st.scope) | {"config": json.loads(st.scope.config)},
-        "matches": st.matches, "voided": st.voided, "sprt": st.sprt or None,
+        "matches": st.matches, "voided": st.voided, "unpaired": st.unpaired,
+        "sprt": st.sprt_fields,
         "standings": [_record(r) for r in st.rows],
         "matrix": [{"bot": a, "opponent": b, "wins": v[0], "draws": v[1], "losses": v[2]}
                    for (a, b), v in sorted(st.matrix.items())],

@@ -28,7 +28,7 @@ def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("cli") / "cup.sqlite"
     code = main(["tournament", "--bots", f"{BOTS}:Greedy", f"{BOTS}:Sloppy", f"{BOTS}:Crasher",
                  "--seed", "cli", "--deals", "2", "--in-process", "--concurrency", "1",
-                 "--db", str(path), "--name", "clicup", "--no-progress", "--samples", "50"])
+                 "--db", str(path), "--name", "clicup", "--no-progress"])
     assert code == 0
     structlog.reset_defaults()
     return path
@@ -39,7 +39,7 @@ def test_tournament_prints_a_summary_and_the_standings(db: Path,
                                                        ) -> None:
     code = main(["tournament", "--bots", f"{BOTS}:Greedy", f"{BOTS}:Sloppy", f"{BOTS}:Crasher",
                  "--seed", "cli", "--deals", "2", "--in-process", "--db", str(db),
-                 "--name", "clicup", "--no-progress", "--samples", "50"])
+                 "--name", "clicup", "--no-progress"])
     out = capsys.readouterr().out
     assert code == 0
     assert "0 matches played now (12 already recorded, 12 scheduled)" in out
@@ -49,7 +49,7 @@ def test_tournament_prints_a_summary_and_the_standings(db: Path,
 def test_standings_exports(db: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     csv_path, json_path = tmp_path / "s.csv", tmp_path / "s.json"
     assert main(["standings", str(db), "--csv", str(csv_path), "--json", str(json_path),
-                 "--matrix", "--samples", "50"]) == 0
+                 "--matrix"]) == 0
     out = capsys.readouterr().out
     assert "clicup (tournament" in out and "W-D-L" in out
     assert "cell: row bot's score against the column bot" in out
@@ -184,3 +184,19 @@ def test_a_guessable_seed_is_warned_about(tmp_path: Path,
     err = capsys.readouterr().err
     assert "warning: the seed '2026-spring' is easy to guess" in err
     assert "keyed with this tournament's secret" in err
+
+
+def test_an_sprts_numbers_are_in_the_table_and_the_json(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    db = tmp_path / "h2h.sqlite"
+    assert main(["tournament", "--bots", f"{BOTS}:Greedy", f"{BOTS}:Sloppy", "--format", "sprt",
+                 "--in-process", "--db", str(db), "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert "SPRT:" in out and "pentanomial (deals scoring A 0, 1/4, 1/2, 3/4, 1):" in out
+    json_path = tmp_path / "h2h.json"
+    assert main(["standings", str(db), "--json", str(json_path)]) == 0
+    sprt = json.loads(json_path.read_text())["sprt"]
+    assert sprt["bots"] == ["Greedy", "Sloppy"] and sprt["status"] in ("accept_h1", "accept_h0")
+    assert sprt["lower"] < 0 < sprt["upper"] and (sprt["elo0"], sprt["elo1"]) == (0.0, 30.0)
+    assert len(sprt["pentanomial"]) == 5 and sum(sprt["pentanomial"]) == sprt["deals"]
+    assert (sprt["llr"] >= sprt["upper"]) == (sprt["status"] == "accept_h1")

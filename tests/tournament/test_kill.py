@@ -46,8 +46,7 @@ CASES = {"in_process": (8, 3, 8), "process": (6, 2, 3)}
 
 
 def arena_cmd(*args: str) -> list[str]:
-    return [sys.executable, "-m", "arena.cli", "tournament", *args, "--no-progress",
-            "--samples", "20"]
+    return [sys.executable, "-m", "arena.cli", "tournament", *args, "--no-progress"]
 
 
 def env() -> dict[str, str]:

@@ -49,7 +49,7 @@ def test_round_robin_in_process_totals(tmp_path: Path) -> None:
         ratings = store.ratings(cfg.scope)
         assert {b: r.games for b, r in ratings.items()} == {"Greedy": 16, "Sloppy": 16,
                                                            "Crasher": 16}
-        st = standings(store, pick_scope(store), samples=50)
+        st = standings(store, pick_scope(store))
     assert [r.stats.bot for r in st.rows] == ["Greedy", "Sloppy", "Crasher"]
     crasher = st.rows[2].stats
     assert crasher.forfeits == 16 and crasher.losses == 16
@@ -112,7 +112,7 @@ def test_an_arena_fault_voids_the_match_and_it_is_not_rated(
     assert rows[victim][2] == Termination.ARENA_ERROR and rows[victim][5] is True
     with SqliteStore(cfg.database) as store:
         assert {r.games for r in store.ratings(cfg.scope).values()} == {3}
-        st = standings(store, pick_scope(store), samples=20)
+        st = standings(store, pick_scope(store))
     assert st.voided == 1 and all(r.stats.games == 3 and r.stats.voids == 1 for r in st.rows)
     monkeypatch.setattr(inproc, "play_guarded", real)
     assert run_tournament(cfg).played == 0  # a void is finished: not replayed
@@ -133,8 +133,7 @@ def test_faulty_bots_over_grpc_lose_and_the_tournament_goes_on(tmp_path: Path) -
         if "Greedy" in bots:
             assert bots[winner] == "Greedy", (bots, termination)
     with SqliteStore(cfg.database) as store:
-        st = {r.stats.bot: r.stats for r in standings(store, pick_scope(store),
-                                                       samples=20).rows}
+        st = {r.stats.bot: r.stats for r in standings(store, pick_scope(store)).rows}
     assert st["Greedy"].wins == 4
     assert st["Staller"].timeouts >= 1 and st["Staller"].forfeits >= 2
     assert st["Exiter"].forfeits >= 2
