@@ -27,6 +27,7 @@ from typing import Any
 import structlog
 import trio
 
+from arena import texttable
 from arena.groups import first_leaf
 from arena.match.driver import MatchDriver, derive_seed, new_seed
 from arena.match.messages import MatchResult, Termination, TimeControl
@@ -163,7 +164,7 @@ def tally(results: Sequence[tuple[MatchSpec, MatchResult]], names: Sequence[str]
     return out
 
 
-def format_table(tallies: Sequence[Tally]) -> str:
+def format_table(tallies: Sequence[Tally], width: int | None = None) -> str:
     head = ("bot", "games", "wins", "win rate [95% CI]", "points", "pts/hand", "hands won",
             "gins", "undercuts", "timeouts", "illegal", "forfeits")
     rows = []
@@ -173,11 +174,7 @@ def format_table(tallies: Sequence[Tally]) -> str:
                      str(t.points), f"{t.points / t.hands:.2f}" if t.hands else "-",
                      f"{t.hands_won}/{t.hands}", str(t.gins), str(t.undercuts),
                      str(t.timeouts), str(t.illegal), str(t.forfeits)))
-    widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
-    lines = ["  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in
-                       enumerate(zip(row, widths, strict=True))) for row in [head, *rows]]
-    lines.insert(1, "  ".join("-" * w for w in widths))
-    return "\n".join(lines)
+    return texttable.render(head, rows, left={0}, keep=1, width=width)
 
 
 # ---------------------------------------------------------------- running

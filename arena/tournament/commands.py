@@ -12,6 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
+from arena import texttable
 from arena.groups import describe
 
 T = TypeVar("T")
@@ -127,12 +128,7 @@ def format_leaderboard(entries: Any) -> str:
     rows = [(str(i), e.bot, f"{e.rating:.2f}", f"{e.sigma:.2f}",
              f"{e.rating - 3 * e.sigma:.2f}", str(e.games), str(e.wins))
             for i, e in enumerate(entries, 1)]
-    widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
-    lines = ["  ".join(c.ljust(w) if i == 1 else c.rjust(w)
-                       for i, (c, w) in enumerate(zip(r, widths, strict=True)))
-             for r in [head, *rows]]
-    lines.insert(1, "  ".join("-" * w for w in widths))
-    return "\n".join(lines)
+    return texttable.render(head, rows, left={1}, keep=2)
 
 
 def register(db: Path, name: str, token: str | None) -> int:

@@ -15,6 +15,7 @@ from collections import defaultdict
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from arena import texttable
 from arena.tournament.formats import SprtVerdict, sprt_verdict
 from arena.tournament.ratings import Fit, ordinal, standings_fit, units_from_matches
 from arena.tournament.store import Rating, ScopeInfo, SqliteStore, StoreError
@@ -215,8 +216,9 @@ def _record(row: Row) -> dict[str, Any]:
     }
 
 
-def format_table(st: Standings) -> str:
-    """The standings as an aligned text table, with a header line and notes."""
+def format_table(st: Standings, width: int | None = None) -> str:
+    """The standings as an aligned text table no wider than ``width`` (the terminal's by
+    default), with a title line and notes."""
     head = ("#", "bot", "Elo [95% CI]", "LOS", "games", "W-D-L", "score [95% CI]", "pts/hand",
             "gin%", "undercut%", "timeouts", "illegal", "forfeits", "live mu±sigma")
     rows = []
@@ -230,11 +232,6 @@ def format_table(st: Standings) -> str:
             f"{s.points_per_hand:+.2f}", f"{s.gin_rate:.1%}", f"{s.undercut_rate:.1%}",
             str(s.timeouts), str(s.illegal), str(s.forfeits),
             f"{row.live.mu:.1f}±{row.live.sigma:.1f}"))
-    widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
-    lines = ["  ".join(c.ljust(w) if i == 1 else c.rjust(w)
-                       for i, (c, w) in enumerate(zip(r, widths, strict=True))).rstrip()
-             for r in [head, *rows]]
-    lines.insert(1, "  ".join("-" * w for w in widths))
     title = (f"{st.scope.name} ({st.scope.kind}, {st.scope.scope}): {st.matches} matches"
              + (f", {st.voided} voided (not counted)" if st.voided else ""))
     notes = ["Elo: Bradley-Terry fit over the duplicate deals (both matches of a deal "
@@ -251,11 +248,13 @@ def format_table(st: Standings) -> str:
                      "fit's prior (one virtual draw) and the interval says little.")
     if st.sprt:
         notes.insert(0, st.sprt)
-    return "\n".join([title, *lines, *notes])
+    table = texttable.render(head, rows, left={1}, keep=2, width=width)
+    return "\n".join([title, table, *(texttable.wrap(n, width) for n in notes)])
 
 
-def format_matrix(st: Standings) -> str:
-    """Pairwise results: each cell is the row bot's score against the column bot."""
+def format_matrix(st: Standings, width: int | None = None) -> str:
+    """Pairwise results: each cell is the row bot's score against the column bot; past the
+    terminal's width the columns continue in blocks below."""
     bots = st.bots
     cells: list[list[str]] = []
     for a in bots:
@@ -268,13 +267,8 @@ def format_matrix(st: Standings) -> str:
             n = w + d + lo
             line.append(f"{(w + d / 2) / n:.0%} {w}-{d}-{lo}" if n else ".")
         cells.append(line)
-    head = ["vs", *bots]
-    widths = [max(len(r[i]) for r in [head, *cells]) for i in range(len(head))]
-    lines = ["  ".join(c.ljust(w) if i == 0 else c.rjust(w)
-                       for i, (c, w) in enumerate(zip(r, widths, strict=True)))
-             for r in [head, *cells]]
-    lines.insert(1, "  ".join("-" * w for w in widths))
-    return "\n".join([*lines, "cell: row bot's score against the column bot, then W-D-L"])
+    table = texttable.render(["vs", *bots], cells, left={0}, keep=1, width=width)
+    return table + "\ncell: row bot's score against the column bot, then W-D-L"
 
 
 def to_csv(st: Standings) -> str:
