@@ -36,10 +36,11 @@ import contextlib
 import ipaddress
 import math
 import socket
+import sys
 import threading
 import time
 from collections import Counter
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Final, TypeAlias, TypeVarTuple
@@ -104,6 +105,63 @@ class StreamLimits:
     max_streams: int = 5000  # open Play streams in all
     max_streams_per_address: int = 256  # from one client address (loopback: no limit)
     retry_after_s: float = 5.0  # the pushback a refused stream is given
+
+ACCEPT_WAIT_S: Final = 3600
+"""How long a new call may wait in gRPC's queue for the arena to take it up.
+
+grpc.aio takes up one new call per turn of its event loop. Under load (hundreds of matches
+on that loop) a turn takes tens of milliseconds, so a burst of a thousand connections
+waits in gRPC core's queue for many seconds. Core cancels a call that waited longer than
+``grpc.server_max_unrequested_time_in_server`` (30 s by default) with CANCELLED, before
+the arena ever sees it: no log line, no status the arena chose. That was how ~750 of
+1,500 bots vanished (issue 17). A call waiting in that queue is a bot waiting for the
+lobby, so it may wait as long as the lobby would let it."""
+
+
+def _accept_options(limits: StreamLimits) -> list[tuple[str, int]]:
+    """gRPC server options that leave refusing calls to the arena (see ACCEPT_WAIT_S):
+    core neither cancels a waiting call nor starts refusing waiting calls (at 1,000 by
+    default, RESOURCE_EXHAUSTED chosen at random) below the arena's own stream limit."""
+    pending = max(limits.max_streams, 1000) if limits.max_streams else 1 << 30
+    return [("grpc.server_max_unrequested_time_in_server", ACCEPT_WAIT_S),
+            ("grpc.server.max_pending_requests", pending),
+            ("grpc.server.max_pending_requests_hard_limit", pending)]
+
+
+SWITCH_INTERVAL_S: Final = 0.0005
+"""The interpreter's thread switch interval while a server runs (Python's default: 5 ms).
+
+The server is two threads on one GIL: trio (the matches) and asyncio (gRPC). When one
+wants the GIL the other holds, it waits up to a switch interval, and under load the two
+hand it back and forth on nearly every wake-up, so each hop between the loops can cost
+5 ms and a decision a few of them. Measured with 1,500 bots on 2 cores (issue 17): at
+5 ms the arena charged a median 40 ms per decision, defaulted 10 moves and took up a
+third of the new calls too late; at 0.5 ms, 13 ms, none, and all of them. The cost is
+more, shorter GIL hand-offs, which the benchmark did not see in decisions/s."""
+
+_switch_lock = threading.Lock()
+_switch_users = 0
+_switch_saved = 0.0
+
+
+@contextlib.contextmanager
+def _switch_interval(seconds: float) -> Iterator[None]:
+    """Lower ``sys.setswitchinterval`` to at most ``seconds`` while any server in this
+    process runs; the last one to stop puts back what was there before the first."""
+    global _switch_users, _switch_saved
+    with _switch_lock:
+        if _switch_users == 0:
+            _switch_saved = sys.getswitchinterval()
+            sys.setswitchinterval(min(_switch_saved, seconds))
+        _switch_users += 1
+    try:
+        yield
+    finally:
+        with _switch_lock:
+            _switch_users -= 1
+            if _switch_users == 0:
+                sys.setswitchinterval(_switch_saved)
+
 
 SHUTDOWN_DETAILS: Final = "server shutting down"
 """Status details of the UNAVAILABLE that ends each open stream when the server stops."""
@@ -477,7 +535,8 @@ class Bridge:
         (the helper thread cannot be interrupted, only asked to stop). Raises whatever
         ended the asyncio side, e.g. a failure to bind the port.
         """
-        await trio.to_thread.run_sync(self._run_loop)
+        with _switch_interval(SWITCH_INTERVAL_S):
+            await trio.to_thread.run_sync(self._run_loop)
         if not self._is_stop_requested:
             raise RuntimeError("the gRPC event loop stopped unexpectedly")
 
@@ -588,6 +647,7 @@ class Bridge:
             # gRPC's own cap bounds what it buffers; the arena's smaller limit is checked
             # (and logged, with the peer) when a message is decoded: _bounded_reader
             ("grpc.max_receive_message_length", HARD_MAX_MESSAGE_BYTES),
+            *_accept_options(self.limits),
         ]
         server = grpc.aio.server(options=options)
         _add_arena_service(_ArenaServicer(self, loop), server, self.limits.max_message_bytes)

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import sys
 import threading
 import time
+from collections import Counter
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from functools import partial
@@ -19,6 +21,7 @@ from typing import Any, TypeVar
 
 import grpc
 import grpc.aio
+import pytest
 import trio
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
@@ -29,6 +32,8 @@ from arena.server.bridge import (
     MALFORMED_DETAILS,
     MAX_UNREAD_MESSAGES,
     SHUTDOWN_DETAILS,
+    SWITCH_INTERVAL_S,
+    Bridge,
     Connection,
     serve_grpc,
 )
@@ -600,3 +605,71 @@ def test_bind_failure_raises_in_trio() -> None:
     matched, _ = exc.split(RuntimeError)
     assert matched is not None
     assert "bind" in str(matched.exceptions[0])
+
+
+GRPC_UNREQUESTED_LIMIT_S = 30.0  # grpc core's default grpc.server_max_unrequested_time_in_server
+STALL_S = GRPC_UNREQUESTED_LIMIT_S + 4.0
+
+
+@pytest.mark.timeout(STALL_S + 60)
+def test_calls_that_wait_out_a_stalled_loop_are_served_not_cancelled() -> None:
+    """Issue 17's lost streams at a size CI affords. grpc.aio takes up one new call per turn
+    of its loop; calls not taken up within gRPC core's limit (30 s by default) were ended
+    CANCELLED by core, unseen by the arena: no session, no log line, no status it chose.
+    Here the asyncio loop is stalled past that limit while bots connect (as a loaded loop
+    stalls a burst of a thousand connections); every one must still be served."""
+    streams = 20
+    state = Sessions()
+    outcomes: list[Outcome] = []
+    bridges: list[Bridge] = []
+
+    async def main() -> None:
+        with trio.fail_after(STALL_S + 45):
+            async with trio.open_nursery() as nursery:
+                port = await nursery.start(partial(
+                    serve_grpc, make_handler(state), host=HOST, port=0,
+                    on_bridge=bridges.append))
+                loop = bridges[0]._loop
+                assert loop is not None
+                loop.call_soon_threadsafe(time.sleep, STALL_S)  # the loop stops turning
+
+                async def clients() -> list[Outcome]:
+                    async def one(i: int) -> Outcome:
+                        async with channel(port) as ch:
+                            call = pb_grpc.ArenaStub(ch).Play(timeout=STALL_S + 30)
+                            try:
+                                await call.write(hello(name=f"bot{i}"))
+                                await call.done_writing()
+                            except grpc.aio.AioRpcError:
+                                pass
+                            return await finish(call, [])
+
+                    return list(await asyncio.gather(*(one(i) for i in range(streams))))
+
+                outcomes.extend(await in_client_thread(clients))
+                nursery.cancel_scope.cancel()
+
+    trio.run(main)
+    codes = Counter(outcome.code.name for outcome in outcomes)
+    assert codes == {"OK": streams}, codes
+    assert all(o.messages[0].match_start.opponent_name == f"bot{i}"
+               for i, o in enumerate(outcomes))
+    assert state.started == streams
+
+
+def test_a_server_lowers_the_switch_interval_while_it_runs() -> None:
+    before = sys.getswitchinterval()
+    seen: list[float] = []
+
+    async def main() -> None:
+        with trio.fail_after(TEST_TIMEOUT):
+            async with trio.open_nursery() as nursery:
+                for _ in range(2):  # two servers in one process: the first to stop keeps it
+                    await nursery.start(partial(serve_grpc, make_handler(Sessions()),
+                                                host=HOST, port=0))
+                seen.append(sys.getswitchinterval())
+                nursery.cancel_scope.cancel()
+
+    trio.run(main)
+    assert seen == [min(before, SWITCH_INTERVAL_S)]
+    assert sys.getswitchinterval() == before
