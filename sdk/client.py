@@ -6,7 +6,8 @@ stream without starting a match (no more matches for it), after ``matches`` matc
 a refusal it cannot fix (bad token, bad protocol version). A dropped connection in the
 middle of a match is retried with ``resume`` = the seat's secret resume key from
 MatchStart, within the arena's grace. A stream the arena refuses with a retry hint (the
-``grpc-retry-pushback-ms`` trailer: the arena is full, its database is busy) is tried again
+``grpc-retry-pushback-ms`` trailer: the arena is full, its database is busy; or a
+RESOURCE_EXHAUSTED before any answer, gRPC's own queue being full) is tried again
 after that long, with jitter and growing waits, for up to ``busy_retry_s``. If the arena
 cannot be reached, the client checks whether it speaks TLS while the bot does not (or the
 reverse) and says so.
@@ -128,6 +129,9 @@ def open_channel(address: str, *, tls: bool = False, tls_ca: bytes | None = None
 
 
 PUSHBACK_KEY = "grpc-retry-pushback-ms"
+SHED_RETRY_S = 1.0
+"""The first wait after a RESOURCE_EXHAUSTED without a hint, before the arena answered
+anything: gRPC's own queue of new calls was full (docs/protocol.md, "Limits")."""
 _PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + b"\x00\x00\x00\x04\x00\x00\x00\x00\x00"
 
 
@@ -225,6 +229,9 @@ def run(bot: Bot, address: str, *, token: str = "", resume: str = "", matches: i
             except grpc.RpcError as e:
                 code = e.code() if hasattr(e, "code") else None
                 pushback = _pushback_s(e) if heard[0] == 0 else None
+                if pushback is None and heard[0] == 0 \
+                        and code == grpc.StatusCode.RESOURCE_EXHAUSTED:
+                    pushback = SHED_RETRY_S  # gRPC's own load shedding gives no hint
                 if pushback is not None and code not in _FATAL:
                     # the arena said "not now" (full, or its database is busy): wait and
                     # try again, longer each time, with jitter so refused bots spread out

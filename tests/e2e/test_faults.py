@@ -1160,6 +1160,36 @@ def test_a_full_arena_is_retried_by_the_sdk_until_it_has_room() -> None:
     assert got == {"a": 1, "b": 1, "c": 1, "d": 1}
 
 
+def test_grpc_load_shedding_without_a_hint_is_retried_by_the_sdk() -> None:
+    """gRPC core refuses new calls RESOURCE_EXHAUSTED, with no trailer, when its queue of
+    calls not yet taken up is full (docs/protocol.md, "Limits"). The SDK tries again
+    instead of giving up. The server here is a plain gRPC server that sheds the first
+    call as core does and ends the second without a match (no more matches: the bot
+    stops)."""
+    from concurrent import futures
+
+    calls: list[str] = []
+
+    class Shedding(pb_grpc.ArenaServicer):
+        def Play(self, request_iterator: Any, context: grpc.ServicerContext) -> Any:
+            first = next(request_iterator)
+            calls.append(first.hello.name)
+            if len(calls) == 1:
+                context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, "Too many pending requests")
+            return iter(())
+
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=2))
+    pb_grpc.add_ArenaServicer_to_server(Shedding(), server)  # type: ignore[no-untyped-call]
+    port = server.add_insecure_port(f"{HOST}:0")
+    server.start()
+    try:
+        played = sdk.run(GoodBot("shed"), f"{HOST}:{port}")
+    finally:
+        server.stop(0)
+    assert calls == ["shed", "shed"]
+    assert played == 0
+
+
 async def _count(into: dict[str, Any], key: str, played: Awaitable[int]) -> None:
     into[key] = await played
 
