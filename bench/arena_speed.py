@@ -54,10 +54,11 @@ def free_port() -> int:
 
 
 def choose(req: pb.DecisionRequest) -> pb.Action:
-    for a in req.legal:
+    legal: list[pb.Action] = list(req.legal)
+    for a in legal:
         if a.WhichOneof("kind") in ("gin", "knock", "big_gin"):
             return a
-    return req.legal[0]
+    return legal[0]
 
 
 async def bot(stub: Any, name: str, stop_at: float, counts: dict[str, int],

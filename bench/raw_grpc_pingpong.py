@@ -229,7 +229,7 @@ def server_cpu_seconds(pid: int, thread: int | None = None) -> float | None:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def percentile(sorted_values: Sequence[int], q: float) -> float:
+def percentile(sorted_values: Sequence[float], q: float) -> float:
     index = min(len(sorted_values) - 1, round(q * (len(sorted_values) - 1)))
     return float(sorted_values[index])
 

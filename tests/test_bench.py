@@ -37,3 +37,25 @@ def test_inprocess_speed_prints_its_figures() -> None:
     out = run_bench("bench.inprocess_speed", "--matches", "2", "--pool-games", "0",
                     "--runner-seconds", "0.3")
     assert "hands/s" in out and "protobuf per decision" in out and "run_match under trio" in out
+
+
+@pytest.mark.timeout(200)
+def test_arena_load_serves_every_stream_in_both_modes_beside_its_baseline() -> None:
+    """Small N so the load benchmark cannot rot; no timing is judged, but every stream must
+    end served (issue 17: no stream vanishes) and every match complete."""
+    import json
+
+    out = run_bench("bench.arena_load", "--bots", "20", "--target", "10", "--timeout", "90",
+                    "--json")
+    runs = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+    assert sorted((r["server"], r["mode"]) for r in runs) == [
+        ("arena", "per-bot"), ("arena", "shared"), ("baseline", "per-bot"),
+        ("baseline", "shared")]
+    for r in runs:
+        assert r["status"] == {"OK": 20} and r["served"] == 20, r
+        assert r["health"]["checks"] > 0 and r["health"]["bad"] == 0, r
+    for r in (r for r in runs if r["server"] == "arena"):
+        assert r["arena"]["terminations"] == {"completed": 10}, r
+        assert r["decisions"] > 0 and r["arena"]["decisions"] == r["decisions"], r
+        assert r["log"]["waiting"] == 20 and "session_refused" not in r["log"], r
+    assert "streams served (OK after match_end)" in out
