@@ -502,7 +502,8 @@ def _cmd_status(args: argparse.Namespace) -> int:
                                         preserving_proto_field_name=True))
         return 0
     cap = reply.max_matches or "as the lag allows"
-    print(f"{args.address}: {reply.matches_running} matches running (max {cap}), "
+    window = f", window {reply.admission_window}" if reply.admission_window else ""
+    print(f"{args.address}: {reply.matches_running} matches running (max {cap}{window}), "
           f"{reply.sessions_waiting} sessions waiting, {reply.sessions_open} streams open, "
           f"{reply.matches_finished} matches finished, {reply.sessions_refused} streams "
           f"refused; loop lag {reply.loop_lag_ms:.0f} ms (gRPC loop "

@@ -8,8 +8,11 @@ turns those wake-ups into two figures:
   it started, counting a stall still in progress (the ticker is overdue). The match runner
   takes the growth of this figure over a decision as the arena's lag and credits it back
   to the bot's clock (``run_match(..., lag=...)``), as lichess compensates lag.
-* ``recent_ms``: the worst lateness over the last second: what admission control and the
-  Status RPC report.
+* ``recent_ms``: the worst lateness over the last second: what the Status RPC reports.
+* ``typical_ms``: the median lateness of the last second's ticks: what admission control
+  follows. A loop that cannot keep up is late on most ticks; a single stall (a garbage
+  collection, another process on the core) makes one tick late, which the lag credit
+  covers and fewer matches would not prevent.
 
 The tracker is pure (times in, figures out); ``watch`` drives it from a trio task and the
 gRPC bridge drives another from its asyncio loop. Reading it from another thread is safe:
@@ -18,6 +21,7 @@ it only reads floats the ticking thread writes.
 
 from __future__ import annotations
 
+import math
 from collections import deque
 from collections.abc import Callable
 
@@ -40,6 +44,7 @@ class LagTracker:
         self._stalled = 0.0
         self._recent: deque[tuple[float, float]] = deque()  # (when, lateness) of the last ~1 s
         self.recent_ms = 0.0
+        self.typical_ms = 0.0
 
     def start(self, now: float) -> None:
         """The ticker starts (again) at ``now``: time before is not lag."""
@@ -55,6 +60,8 @@ class LagTracker:
         while recent and recent[0][0] < now - 1.0:
             recent.popleft()
         self.recent_ms = max(x for _, x in recent) * 1000
+        lates = sorted(x for _, x in recent)
+        self.typical_ms = lates[len(lates) // 2] * 1000
         self._due = now + self.tick_s
 
     def stalled_s(self, now: float) -> float:
@@ -66,6 +73,37 @@ class LagTracker:
         """The worst lateness over the last second, or the current one if the ticker is
         overdue by more."""
         return max(self.recent_ms, (now - self._due) * 1000)
+
+    def typical_lag_ms(self, now: float) -> float:
+        """The median lateness over the last second, or the current one if the ticker is
+        overdue by more than that second (a loop stuck that long has no recent ticks to
+        take a median of; a shorter stall is one late tick, like any other)."""
+        overdue = now - self._due
+        return max(self.typical_ms, overdue * 1000 if overdue > 1.0 else 0.0)
+
+
+class DelayAverage:
+    """A moving average of a delay measured once per event (for instance how long a
+    message waited between the match loop and the network), forgotten after ``stale_s``
+    without events: an idle arena has no delay. One thread writes, any thread reads."""
+
+    def __init__(self, *, weight: float = 0.002, stale_s: float = 1.0) -> None:
+        self.weight = weight
+        self.stale_s = stale_s
+        self._average = 0.0
+        self._last = -math.inf
+
+    def record(self, now: float, delay: float) -> None:
+        """An event at ``now`` waited ``delay`` seconds."""
+        if now - self._last > self.stale_s:
+            self._average = delay
+        else:
+            self._average += self.weight * (delay - self._average)
+        self._last = now
+
+    def average_ms(self, now: float) -> float:
+        """The average delay (milliseconds); 0 if nothing happened for ``stale_s``."""
+        return self._average * 1000 if now - self._last <= self.stale_s else 0.0
 
 
 async def watch(tracker: LagTracker, on_tick: Callable[[], None] | None = None) -> None:
@@ -79,4 +117,4 @@ async def watch(tracker: LagTracker, on_tick: Callable[[], None] | None = None) 
             on_tick()
 
 
-__all__ = ["TICK_S", "TOLERANCE_S", "LagTracker", "watch"]
+__all__ = ["TICK_S", "TOLERANCE_S", "DelayAverage", "LagTracker", "watch"]

@@ -289,7 +289,7 @@ class Arena:
         self.trio_lag = LagTracker()  # started by serve()
         self.bridge: Bridge | None = None
         self.admission = Admission(max_matches=max_matches, max_lag_ms=max_lag_ms,
-                                   lag_ms=self.lag_ms)
+                                   lag_ms=self.typical_lag_ms)
         self.playing = 0  # matches in play (admitted or seated by an owner)
         self.started_at = time.monotonic()
         self.paced = paced
@@ -329,6 +329,17 @@ class Arena:
         return max(self.trio_lag.lag_ms(perf + bridge.clock_offset),
                    bridge.aio_lag.lag_ms(perf))
 
+    def typical_lag_ms(self) -> float:
+        """What admission follows (milliseconds): the worst of the two loops' median
+        lateness over the last second and the average time a message to a bot takes from
+        the match loop to the network (the arena's own share of each decision)."""
+        perf = time.perf_counter()
+        bridge = self.bridge
+        if bridge is None:
+            return self.trio_lag.typical_ms
+        return max(self.trio_lag.typical_lag_ms(perf + bridge.clock_offset),
+                   bridge.aio_lag.typical_lag_ms(perf), bridge.out_delay.average_ms(perf))
+
     def status(self) -> pb.StatusReply:
         """Arena.Status, built on the gRPC thread from plain figures (no trio calls)."""
         a = self.admission
@@ -336,7 +347,8 @@ class Arena:
             matches_running=self.playing, sessions_waiting=len(self.lobby),
             matches_finished=self.finished, loop_lag_ms=self.trio_lag.recent_ms,
             max_matches=a.max_matches, max_lag_ms=a.max_lag_ms,
-            uptime_s=time.monotonic() - self.started_at, admitting=not a.is_full)
+            uptime_s=time.monotonic() - self.started_at, admitting=not a.is_full,
+            admission_window=a.window)
 
     # ------------------------------------------------------------------ sessions
 

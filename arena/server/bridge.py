@@ -53,7 +53,7 @@ from google.protobuf.message import DecodeError  # type: ignore[import-untyped]
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
-from arena.match.lag import LagTracker
+from arena.match.lag import DelayAverage, LagTracker
 from arena.protocol import pb, pb_grpc
 
 __all__ = [
@@ -506,6 +506,10 @@ class Bridge:
         # trio's clock is perf_counter plus a fixed offset (trio.lowlevel SystemClock)
         self.clock_offset = trio.current_time() - time.perf_counter()
         self.aio_lag = LagTracker(time.perf_counter())  # ticked on the asyncio thread
+        # asyncio thread: how long a message takes from the match loop's send to gRPC
+        # having written it (both loops' queues and the write): the arena's own share of
+        # every decision's time, which loop lag alone does not show (issue 17)
+        self.out_delay = DelayAverage()
         # asyncio thread only: open streams, by client address
         self.streams = 0
         self.by_address: Counter[str] = Counter()
@@ -722,7 +726,7 @@ class Bridge:
             del self.by_address[host]
 
     def make_post(
-        self, loop: asyncio.AbstractEventLoop, outbox: asyncio.Queue[_Outgoing]
+        self, loop: asyncio.AbstractEventLoop, outbox: asyncio.Queue[tuple[_Outgoing, float]]
     ) -> Callable[[_Outgoing], None]:
         """A thread-safe way to put into ``outbox`` (the one trio -> asyncio crossing)."""
 
@@ -731,7 +735,7 @@ class Bridge:
         batch = self._to_aio
 
         def post(item: _Outgoing) -> None:
-            batch.submit(outbox.put_nowait, item)
+            batch.submit(outbox.put_nowait, (item, time.perf_counter()))
 
         return post
 
@@ -800,7 +804,7 @@ class _ArenaServicer(pb_grpc.ArenaServicer):
 
     async def _serve(self, context: grpc.aio.ServicerContext, peer: str) -> None:
         bridge = self._bridge
-        outbox: asyncio.Queue[_Outgoing] = asyncio.Queue()
+        outbox: asyncio.Queue[tuple[_Outgoing, float]] = asyncio.Queue()
         metadata = {m.key: m.value for m in context.invocation_metadata() or ()}
         conn = Connection(
             peer=peer,
@@ -813,8 +817,9 @@ class _ArenaServicer(pb_grpc.ArenaServicer):
         bridge.to_trio(bridge.spawn, conn)
         reader = asyncio.create_task(self._read(context, conn, outbox))
         try:
+            out_delay = bridge.out_delay
             while True:
-                item = await outbox.get()
+                item, posted = await outbox.get()
                 if isinstance(item, _Finish):
                     if item.retry_after_s > 0:
                         context.set_trailing_metadata(
@@ -824,6 +829,8 @@ class _ArenaServicer(pb_grpc.ArenaServicer):
                         context.set_details(item.details)
                     return
                 await context.write(item)
+                now = time.perf_counter()
+                out_delay.record(now, now - posted)
         except Exception as exc:  # a write failed: the call is broken
             log.debug("write_failed", bot=conn.bot or None, peer=conn.peer, error=repr(exc))
         finally:
@@ -834,7 +841,7 @@ class _ArenaServicer(pb_grpc.ArenaServicer):
         self,
         context: grpc.aio.ServicerContext,
         conn: Connection,
-        outbox: asyncio.Queue[_Outgoing],
+        outbox: asyncio.Queue[tuple[_Outgoing, float]],
     ) -> None:
         """Forward every message from the bot to the session, then the EOF."""
         to_trio = self._bridge.to_trio
@@ -848,10 +855,10 @@ class _ArenaServicer(pb_grpc.ArenaServicer):
                     limit = self._bridge.limits.max_message_bytes
                     log.warning("message_too_large", bot=conn.bot or None, peer=conn.peer,
                                 size=message.size, limit=limit)
-                    outbox.put_nowait(_Finish(
+                    outbox.put_nowait((_Finish(
                         grpc.StatusCode.RESOURCE_EXHAUSTED,
                         f"a message of {message.size} bytes; the arena accepts at most {limit} "
-                        "(docs/protocol.md, Limits)"))
+                        "(docs/protocol.md, Limits)"), time.perf_counter()))
                     to_trio(conn._on_call_ended)
                     return
                 now = time.perf_counter()
@@ -859,10 +866,12 @@ class _ArenaServicer(pb_grpc.ArenaServicer):
                         message.ByteSize())
         except DecodeError as exc:
             log.info("malformed_message", bot=conn.bot or None, peer=conn.peer, error=str(exc))
-            outbox.put_nowait(_Finish(grpc.StatusCode.INVALID_ARGUMENT, MALFORMED_DETAILS))
+            outbox.put_nowait((_Finish(grpc.StatusCode.INVALID_ARGUMENT, MALFORMED_DETAILS),
+                               time.perf_counter()))
         except Exception:
             log.exception("read_failed", bot=conn.bot or None, peer=conn.peer)
-            outbox.put_nowait(_Finish(grpc.StatusCode.INTERNAL, INTERNAL_DETAILS))
+            outbox.put_nowait((_Finish(grpc.StatusCode.INTERNAL, INTERNAL_DETAILS),
+                               time.perf_counter()))
 
 
 def check_bindable(host: str, port: int) -> None:

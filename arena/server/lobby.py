@@ -8,9 +8,13 @@ or by ``remove`` (its stream ended); either way it is marked, and the queues dro
 lazily.
 
 ``Admission`` decides when one more match may start: fewer than ``max_matches`` running
-(0: no fixed cap) and neither of the arena's loops lagging more than ``max_lag_ms`` (a
-saturated arena would make every match slower; past capacity, new matches wait instead),
-at most ``burst`` new matches per lag tick.
+(0: no fixed cap), fewer than its window, and neither of the arena's loops lagging more
+than ``max_lag_ms`` (a saturated arena would make every match slower; past capacity, new
+matches wait instead), at most ``burst`` new matches per lag tick. The window follows
+the measured lag, growing while the loops keep up and shrinking when they fall behind
+(``Admission.tick``): a lag figure trails the load a match adds, so a gate on the lag
+alone let a long lobby flood in during any lull (968 matches at once, with 2,000 bots on
+2 cores where about 250 keep up; issue 17).
 """
 
 from __future__ import annotations
@@ -148,12 +152,16 @@ class Lobby(Generic[E]):
         self._changed = trio.Event()
 
 
+HOLD_TICKS = 50  # ticks (1 s) after a shrink of the admission window before the next
+
+
 class Admission:
     """When another match may start (see the module docstring). Trio thread only;
-    ``tick()`` is called on every lag tick."""
+    ``tick()`` is called on every lag tick (every 20 ms)."""
 
     def __init__(self, *, max_matches: int = 0, max_lag_ms: float = 0.0,
-                 lag_ms: Callable[[], float] = lambda: 0.0, burst: int = 8) -> None:
+                 lag_ms: Callable[[], float] = lambda: 0.0, burst: int = 8,
+                 initial_window: int = 16) -> None:
         self.max_matches = max_matches
         self.max_lag_ms = max_lag_ms
         self.running = 0
@@ -162,13 +170,20 @@ class Admission:
         self._burst = burst
         self._started_this_tick = 0
         self._changed = trio.Event()
+        # the window: how many matches may run at once by the measured lag (0: no limit)
+        self._initial = initial_window
+        self.window = initial_window if max_lag_ms else 0
+        self._hold = 0  # ticks left before the window may shrink again
 
     @property
     def is_full(self) -> bool:
-        """True at capacity: ``max_matches`` running, or a loop lagging past ``max_lag_ms``."""
+        """True at capacity: ``max_matches`` running, the window full, or a loop lagging
+        past ``max_lag_ms``."""
         if self.max_matches and self.running >= self.max_matches:
             return True
-        return bool(self.max_lag_ms and self._lag_ms() > self.max_lag_ms)
+        if not self.max_lag_ms:
+            return False
+        return self.running >= self.window or self._lag_ms() > self.max_lag_ms
 
     @property
     def is_open(self) -> bool:
@@ -201,8 +216,27 @@ class Admission:
         self._wake()
 
     def tick(self) -> None:
-        """The lag was measured again: a new burst may start."""
+        """The lag was measured again: adjust the window; a new burst may start.
+
+        Additive increase, multiplicative decrease (as TCP paces a connection): while the
+        worst lag of the last second is under half the limit and the window is in use, it
+        grows by one match a tick (it stops between half the limit and the limit); when
+        the lag passes the limit it shrinks to 3/4 of the matches running, then holds a
+        second (the lag figure looks a second back) before it may shrink again, and
+        shrinks again only once the matches running are within it (until then none start
+        anyway). A momentary lull never lets a long lobby flood in: at most one more match
+        per tick than were running."""
         self._started_this_tick = 0
+        if self.max_lag_ms:
+            lag = self._lag_ms()
+            if self._hold:
+                self._hold -= 1
+            if lag > self.max_lag_ms:
+                if not self._hold and self.running <= self.window:
+                    self.window = max(1, min(self.window, self.running) * 3 // 4)
+                    self._hold = HOLD_TICKS
+            elif lag < self.max_lag_ms / 2 and self.window - 1 <= self.running <= self.window:
+                self.window += 1
         self._wake()
 
     async def wait_change(self) -> None:

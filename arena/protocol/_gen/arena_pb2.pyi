@@ -376,7 +376,7 @@ class StatusRequest(_message.Message):
     def __init__(self) -> None: ...
 
 class StatusReply(_message.Message):
-    __slots__ = ("matches_running", "sessions_waiting", "sessions_open", "matches_finished", "loop_lag_ms", "grpc_loop_lag_ms", "max_matches", "max_lag_ms", "sessions_refused", "uptime_s", "max_message_bytes", "admitting")
+    __slots__ = ("matches_running", "sessions_waiting", "sessions_open", "matches_finished", "loop_lag_ms", "grpc_loop_lag_ms", "max_matches", "max_lag_ms", "sessions_refused", "uptime_s", "max_message_bytes", "admitting", "admission_window")
     MATCHES_RUNNING_FIELD_NUMBER: _ClassVar[int]
     SESSIONS_WAITING_FIELD_NUMBER: _ClassVar[int]
     SESSIONS_OPEN_FIELD_NUMBER: _ClassVar[int]
@@ -389,6 +389,7 @@ class StatusReply(_message.Message):
     UPTIME_S_FIELD_NUMBER: _ClassVar[int]
     MAX_MESSAGE_BYTES_FIELD_NUMBER: _ClassVar[int]
     ADMITTING_FIELD_NUMBER: _ClassVar[int]
+    ADMISSION_WINDOW_FIELD_NUMBER: _ClassVar[int]
     matches_running: int
     sessions_waiting: int
     sessions_open: int
@@ -401,4 +402,5 @@ class StatusReply(_message.Message):
     uptime_s: float
     max_message_bytes: int
     admitting: bool
-    def __init__(self, matches_running: _Optional[int] = ..., sessions_waiting: _Optional[int] = ..., sessions_open: _Optional[int] = ..., matches_finished: _Optional[int] = ..., loop_lag_ms: _Optional[float] = ..., grpc_loop_lag_ms: _Optional[float] = ..., max_matches: _Optional[int] = ..., max_lag_ms: _Optional[float] = ..., sessions_refused: _Optional[int] = ..., uptime_s: _Optional[float] = ..., max_message_bytes: _Optional[int] = ..., admitting: _Optional[bool] = ...) -> None: ...
+    admission_window: int
+    def __init__(self, matches_running: _Optional[int] = ..., sessions_waiting: _Optional[int] = ..., sessions_open: _Optional[int] = ..., matches_finished: _Optional[int] = ..., loop_lag_ms: _Optional[float] = ..., grpc_loop_lag_ms: _Optional[float] = ..., max_matches: _Optional[int] = ..., max_lag_ms: _Optional[float] = ..., sessions_refused: _Optional[int] = ..., uptime_s: _Optional[float] = ..., max_message_bytes: _Optional[int] = ..., admitting: _Optional[bool] = ..., admission_window: _Optional[int] = ...) -> None: ...
