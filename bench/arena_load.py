@@ -78,6 +78,7 @@ START_TIMEOUT = 30.0  # seconds for a server to say it listens
 STOP_TIMEOUT = 30.0  # seconds for a server to exit after SIGTERM before it is killed
 HEALTH_EVERY = 0.5  # seconds between health checks
 HEALTH_TIMEOUT = 1.0  # deadline of one health check
+CLIENT_STALL_S = 0.25  # a client loop this late delays its bots' answers noticeably
 HOLD_S = (5.0, 10.0)  # the baseline holds each stream this long
 
 _started: list[subprocess.Popen[Any]] = []  # killed on exit, whatever ends the script
@@ -172,6 +173,8 @@ async def run_client(port: int, bots: int, mode: str, channels: int, deadline: f
     stubs = [pb_grpc.ArenaStub(c) for c in chans]  # type: ignore[no-untyped-call]
     cpu0 = time.process_time()
     t0 = time.perf_counter()
+    lags: list[float] = []  # s: how late each of this loop's 20 ms ticks woke
+    ticker = asyncio.create_task(tick_lag(lags))
     tasks = [asyncio.create_task(bot(stubs[i % count], f"load-{i:05d}", deadline, tally))
              for i in range(bots)]
     _, pending = await asyncio.wait(tasks, timeout=deadline + 15)
@@ -182,6 +185,7 @@ async def run_client(port: int, bots: int, mode: str, channels: int, deadline: f
         tally.status["CLIENT_GAVE_UP"] += len(pending)
         await asyncio.wait(pending, timeout=10)
     cpu = time.process_time() - cpu0
+    ticker.cancel()
     await asyncio.gather(*(c.close() for c in chans), return_exceptions=True)
     rts = sorted(tally.round_trips)
     first = sorted(tally.first_message)
@@ -194,7 +198,20 @@ async def run_client(port: int, bots: int, mode: str, channels: int, deadline: f
         "rt_p99_ms": percentile(rts, 0.99) / 1e6 if rts else None,
         "first_p50_s": percentile(first, 0.5) if first else None,
         "first_max_s": first[-1] if first else None,
+        "client_lag_max_ms": max(lags, default=0.0) * 1000,
+        "client_stalls": sum(1 for x in lags if x > CLIENT_STALL_S),
     }
+
+
+async def tick_lag(lags: list[float]) -> None:
+    """How late this (client) loop runs: a late client is slow bots, not a slow arena."""
+    loop = asyncio.get_running_loop()
+    due = loop.time() + 0.02
+    while True:
+        await asyncio.sleep(max(0.0, due - loop.time()))
+        now = loop.time()
+        lags.append(max(0.0, now - due))
+        due = now + 0.02
 
 
 # ---------------------------------------------------------------------------- baseline
@@ -287,13 +304,25 @@ def stop_server(proc: subprocess.Popen[str]) -> None:
         proc.wait(timeout=10)
 
 
-async def watch_health(port: int, stop: asyncio.Event) -> dict[str, Any]:
-    """Check the server's health every HEALTH_EVERY s until ``stop``; counts by outcome."""
+async def watch_health(port: int, stop: asyncio.Event, arena: bool) -> dict[str, Any]:
+    """Check the server's health every HEALTH_EVERY s until ``stop``; counts by outcome.
+    For the arena, also sample its Status (matches running, sessions waiting, each loop's
+    lag, whether it admits new matches): the timeline of admission."""
     outcomes: Counter[str] = Counter()
     slowest = 0.0
+    samples: list[list[float]] = []
+    t_start = time.perf_counter()
     async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
         stub = health_pb2_grpc.HealthStub(channel)
+        arena_stub = pb_grpc.ArenaStub(channel)  # type: ignore[no-untyped-call]
         while not stop.is_set():
+            if arena:
+                with contextlib.suppress(grpc.aio.AioRpcError):
+                    st = await arena_stub.Status(pb.StatusRequest(), timeout=HEALTH_TIMEOUT)
+                    samples.append([round(time.perf_counter() - t_start, 2), st.matches_running,
+                                    st.sessions_waiting, round(st.loop_lag_ms),
+                                    round(st.grpc_loop_lag_ms), int(st.admitting),
+                                    st.admission_window])
             t0 = time.perf_counter()
             try:
                 reply = await stub.Check(health_pb2.HealthCheckRequest(service=""),
@@ -305,8 +334,22 @@ async def watch_health(port: int, stop: asyncio.Event) -> dict[str, Any]:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(stop.wait(), HEALTH_EVERY)
     bad = sum(n for k, n in outcomes.items() if k != "SERVING")
-    return {"checks": sum(outcomes.values()), "bad": bad, "outcomes": dict(outcomes),
-            "slowest_ms": slowest * 1000}
+    result: dict[str, Any] = {"checks": sum(outcomes.values()), "bad": bad,
+                              "outcomes": dict(outcomes), "slowest_ms": slowest * 1000}
+    if samples:
+        result["status"] = {
+            "samples": len(samples),
+            "running_max": max(x[1] for x in samples),
+            "waiting_max": max(x[2] for x in samples),
+            "lag_p50_ms": percentile(sorted(x[3] for x in samples), 0.5),
+            "lag_max_ms": max(x[3] for x in samples),
+            "grpc_lag_p50_ms": percentile(sorted(x[4] for x in samples), 0.5),
+            "grpc_lag_max_ms": max(x[4] for x in samples),
+            "admitting_share": sum(x[5] for x in samples) / len(samples),
+            # [s, running, waiting, lag ms, grpc lag ms, admitting, window]
+            "timeline": samples,
+        }
+    return result
 
 
 async def count_connections(port: int) -> int | None:
@@ -342,7 +385,7 @@ async def drive(kind: str, args: argparse.Namespace, mode: str, port: int,
                 server_pid: int) -> dict[str, Any]:
     """Run the client process against the server while watching health and connections."""
     stop = asyncio.Event()
-    health = asyncio.create_task(watch_health(port, stop))
+    health = asyncio.create_task(watch_health(port, stop, kind == "arena"))
     conns = asyncio.create_task(watch_connections(port, stop))
     cpu0 = server_cpu(server_pid)
     cmd = [sys.executable, "-m", "bench.arena_load", "--client", "--port", str(port),
@@ -468,6 +511,7 @@ def rows(r: dict[str, Any]) -> dict[str, str]:
     per_trio = None if not decisions or trio_s is None else trio_s / decisions * 1e6
     h = r["health"]
     timeouts = sum(v for k, v in r.get("log", {}).items() if k.split()[0] == "timeout")
+    st = h.get("status")
     return {
         "streams served (OK after match_end)": f"{r['served']:,} of {r['bots']:,}",
         "streams lost, by status": _counts(lost) + (f"; OK without match_end {lost_ok:,}"
@@ -484,6 +528,8 @@ def rows(r: dict[str, Any]) -> dict[str, str]:
                                         f"{_f(r['rt_p99_ms'], '.1f')}"),
         "arena charged p50 / p99 ms": (f"{_f(a.get('charged_p50_ms'), '.1f')} / "
                                        f"{_f(a.get('charged_p99_ms'), '.1f')}"),
+        "client loop late: most ms; ticks > 250 ms": (
+            f"{_f(r.get('client_lag_max_ms'))}; {_f(r.get('client_stalls'))}"),
         "first message p50 / max s": (f"{_f(r['first_p50_s'], '.2f')} / "
                                       f"{_f(r['first_max_s'], '.2f')}"),
         "defaulted moves (timeouts)": (f"{sum(a.get('defaulted', {}).values()):,} "
@@ -496,6 +542,12 @@ def rows(r: dict[str, Any]) -> dict[str, str]:
         "server CPU s / client CPU s": f"{_f(cpu, '.1f')} / {_f(r['client_cpu_s'], '.1f')}",
         "health checks bad / all": (f"{h['bad']} / {h['checks']} (slowest "
                                     f"{h['slowest_ms']:.0f} ms)"),
+        "matches running / waiting, most": (f"{st['running_max']:,} / {st['waiting_max']:,}"
+                                            if st else "-"),
+        "loop lag p50 / max ms (trio; grpc)": (
+            f"{_f(st['lag_p50_ms'])} / {_f(st['lag_max_ms'])}; {_f(st['grpc_lag_p50_ms'])} / "
+            f"{_f(st['grpc_lag_max_ms'])}" if st else "-"),
+        "admitting new matches, share of time": (f"{st['admitting_share']:.0%}" if st else "-"),
     }
 
 
