@@ -39,6 +39,7 @@ from arena.server.bridge import (
 )
 
 HOST = "127.0.0.1"
+FLOOD_MESSAGES, FLOOD_BYTES = 1000, 16_000  # 16 MB: far past gRPC's flow-control window
 TEST_TIMEOUT = 20.0  # seconds, whole test
 RPC_TIMEOUT = 15.0  # seconds, gRPC deadline of every client call
 
@@ -96,6 +97,11 @@ def make_handler(state: Sessions) -> Callable[[Connection], Awaitable[None]]:
                 conn.send(pb.ServerMessage(match_end=pb.MatchEnd(reason="forfeit_timeout")))
                 conn.abort(grpc.StatusCode.DEADLINE_EXCEEDED, "move timeout")
                 return
+            if want == "flood":  # more than flow control lets through to a bot not reading
+                for _ in range(FLOOD_MESSAGES):
+                    conn.send(pb.ServerMessage(match_start=pb.MatchStart(
+                        opponent_name="x" * FLOOD_BYTES)))
+                await trio.sleep_forever()
             if want == "wait":
                 state.waiting_count += 1
                 if state.waiting_count >= state.waiting_target:
@@ -673,3 +679,47 @@ def test_a_server_lowers_the_switch_interval_while_it_runs() -> None:
     trio.run(main)
     assert seen == [min(before, SWITCH_INTERVAL_S)]
     assert sys.getswitchinterval() == before
+
+
+@pytest.mark.timeout(60)
+def test_a_bot_that_does_not_read_does_not_count_as_the_arenas_delay() -> None:
+    """Admission follows how long messages wait between the match loop and their stream's
+    writer (bridge.out_delay). A bot that stops reading holds up its own writes on flow
+    control; that must not count as the arena's delay, or one such bot would shrink
+    admission for everyone."""
+    bridges: list[Bridge] = []
+    seen: list[float] = []
+
+    async def main() -> None:
+        with trio.fail_after(45):
+            async with trio.open_nursery() as nursery:
+                port = await nursery.start(partial(
+                    serve_grpc, make_handler(Sessions()), host=HOST, port=0,
+                    on_bridge=bridges.append))
+                bridge = bridges[0]
+
+                async def client() -> int:
+                    async with channel(port) as ch:
+                        call = pb_grpc.ArenaStub(ch).Play(timeout=30)
+                        await call.write(hello("flood"))
+                        await asyncio.sleep(3.0)  # read nothing: the server's writes stall
+                        got = 0
+                        while got < FLOOD_MESSAGES + 1:
+                            await call.read()
+                            got += 1
+                        call.cancel()
+                        return got
+
+                async def watch() -> None:
+                    while True:
+                        seen.append(bridge.out_delay.average_ms(time.perf_counter()))
+                        await trio.sleep(0.05)
+
+                nursery.start_soon(watch)
+                assert await in_client_thread(client) == FLOOD_MESSAGES + 1
+                await trio.sleep(0.2)
+                nursery.cancel_scope.cancel()
+
+    trio.run(main)
+    assert len(seen) > 40
+    assert max(seen) < 100, max(seen)
