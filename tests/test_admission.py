@@ -112,3 +112,22 @@ def test_the_typical_lag_ignores_one_stall_but_not_a_loop_that_cannot_keep_up() 
     assert behind.typical_ms == pytest.approx(60)
     assert behind.typical_lag_ms(now + 0.5) == pytest.approx(60)  # one late tick, so far
     assert behind.typical_lag_ms(now + 1.5) == pytest.approx(1480)  # stuck past the window
+
+
+@pytest.mark.timeout(10)
+def test_a_few_held_up_writes_barely_move_the_arenas_delay() -> None:
+    """Writes held up by bots that stopped reading (3 s each) among an arena's prompt ones
+    (5 ms): each counts at most clip_s, so ten of them move the average by a few ms."""
+    from arena.match.lag import DelayAverage
+
+    avg = DelayAverage()
+    now = 0.0
+    for i in range(2000):
+        now += 0.001
+        avg.record(now, 3.0 if i % 100 == 50 else 0.005)
+    assert avg.average_ms(now) < 12  # unclipped: ~60 ms
+    assert avg.average_ms(now + 2.0) == 0.0  # idle: no delay
+
+    fresh = DelayAverage()
+    fresh.record(0.0, 3.0)  # one event after idling starts from 0, not from its delay
+    assert fresh.average_ms(0.0) == pytest.approx(0.5)

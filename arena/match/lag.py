@@ -84,21 +84,24 @@ class LagTracker:
 
 class DelayAverage:
     """A moving average of a delay measured once per event (for instance how long a
-    message waited between the match loop and the network), forgotten after ``stale_s``
-    without events: an idle arena has no delay. One thread writes, any thread reads."""
+    message waited between the match loop and the network). An idle arena has no delay:
+    after ``stale_s`` without events the average starts again from 0. Each event counts
+    at most ``clip_s``, so a few events that waited for a reason of their own (a bot that
+    stopped reading) move it little. One thread writes, any thread reads."""
 
-    def __init__(self, *, weight: float = 0.002, stale_s: float = 1.0) -> None:
+    def __init__(self, *, weight: float = 0.002, stale_s: float = 1.0,
+                 clip_s: float = 0.25) -> None:
         self.weight = weight
         self.stale_s = stale_s
+        self.clip_s = clip_s
         self._average = 0.0
         self._last = -math.inf
 
     def record(self, now: float, delay: float) -> None:
         """An event at ``now`` waited ``delay`` seconds."""
         if now - self._last > self.stale_s:
-            self._average = delay
-        else:
-            self._average += self.weight * (delay - self._average)
+            self._average = 0.0
+        self._average += self.weight * (min(delay, self.clip_s) - self._average)
         self._last = now
 
     def average_ms(self, now: float) -> float:

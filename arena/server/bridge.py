@@ -506,8 +506,8 @@ class Bridge:
         # trio's clock is perf_counter plus a fixed offset (trio.lowlevel SystemClock)
         self.clock_offset = trio.current_time() - time.perf_counter()
         self.aio_lag = LagTracker(time.perf_counter())  # ticked on the asyncio thread
-        # asyncio thread: how long a message waits between the match loop's send and its
-        # stream's writer taking it up (both loops' queues): the arena's own share of
+        # asyncio thread: how long a message takes from the match loop's send to gRPC
+        # having written it (both loops' queues and the write): the arena's own share of
         # every decision's time, which loop lag alone does not show (issue 17)
         self.out_delay = DelayAverage()
         # asyncio thread only: open streams, by client address
@@ -821,11 +821,6 @@ class _ArenaServicer(pb_grpc.ArenaServicer):
             free_at = time.perf_counter()  # when this writer was last ready for an item
             while True:
                 item, posted = await outbox.get()
-                # the wait the arena's loops caused: from the later of the send and this
-                # writer being free (a bot that does not read holds up only its own
-                # writes, and is not the arena's delay) to the writer taking the item
-                now = time.perf_counter()
-                out_delay.record(now, now - max(posted, free_at))
                 if isinstance(item, _Finish):
                     if item.retry_after_s > 0:
                         context.set_trailing_metadata(
@@ -834,8 +829,14 @@ class _ArenaServicer(pb_grpc.ArenaServicer):
                         context.set_code(item.code)
                         context.set_details(item.details)
                     return
+                ready = max(posted, free_at)
                 await context.write(item)
+                # the wait the arena caused: from the later of the send and this writer
+                # being free (a bot that stops reading holds up its own later writes,
+                # not the arena) to gRPC having written it; a write held up by the bot's
+                # flow control counts at most DelayAverage.clip_s
                 free_at = time.perf_counter()
+                out_delay.record(free_at, free_at - ready)
         except Exception as exc:  # a write failed: the call is broken
             log.debug("write_failed", bot=conn.bot or None, peer=conn.peer, error=repr(exc))
         finally:
