@@ -136,8 +136,10 @@ wants the GIL the other holds, it waits up to a switch interval, and under load 
 hand it back and forth on nearly every wake-up, so each hop between the loops can cost
 5 ms and a decision a few of them. Measured with 1,500 bots on 2 cores (issue 17): at
 5 ms the arena charged a median 40 ms per decision, defaulted 10 moves and took up a
-third of the new calls too late; at 0.5 ms, 13 ms, none, and all of them. The cost is
-more, shorter GIL hand-offs, which the benchmark did not see in decisions/s."""
+third of the new calls too late; at 0.5 ms, 13 ms, none, and all of them. With 2,000
+bots and admission's window, 5 ms took three minutes to take up the new calls (0.5 ms:
+7 s) for 14% more decisions/s: the cost of more, shorter GIL hand-offs
+(docs/benchmarks.md, "One arena under load")."""
 
 _switch_lock = threading.Lock()
 _switch_users = 0
