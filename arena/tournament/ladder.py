@@ -86,13 +86,19 @@ def register(store: Store, name: str, token: str | None = None) -> str:
     if not NAME_RE.match(name):
         raise RegistrationError(f"bot name {name!r}: use letters, digits and _.+- "
                                 "(at most 64)")
-    token = token if token is not None else secrets.token_hex(24)  # never starts with "-"
-    if len(token) < MIN_TOKEN:
-        raise RegistrationError(f"a token needs at least {MIN_TOKEN} characters")
+    token = _token(token)
     try:
         store.register_bot(name, hash_token(token))
     except StoreError as e:
         raise RegistrationError(str(e)) from None
+    return token
+
+
+def _token(token: str | None) -> str:
+    """The token given (long enough, else RegistrationError) or a new random one."""
+    token = token if token is not None else secrets.token_hex(24)  # never starts with "-"
+    if len(token) < MIN_TOKEN:
+        raise RegistrationError(f"a token needs at least {MIN_TOKEN} characters")
     return token
 
 
@@ -108,9 +114,7 @@ def revoke(store: Store, name: str) -> None:
 def rotate(store: Store, name: str, token: str | None = None) -> str:
     """Give ``name`` a new token (made up if not given) and return it; the old one stops
     working (a running ladder notices within a second)."""
-    token = token if token is not None else secrets.token_hex(24)
-    if len(token) < MIN_TOKEN:
-        raise RegistrationError(f"a token needs at least {MIN_TOKEN} characters")
+    token = _token(token)
     try:
         store.set_token(name, hash_token(token))
     except StoreError as e:
