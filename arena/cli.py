@@ -109,9 +109,25 @@ def _limits(args: argparse.Namespace) -> Any:
                         max_streams_per_address=args.max_sessions_per_address)
 
 
+def _version() -> str:
+    """``arena (gin-arena) VERSION, protocol N, Python X.Y.Z``: what a bug report needs."""
+    import platform
+    from importlib.metadata import PackageNotFoundError, version
+
+    from arena.protocol import PROTOCOL_VERSION
+
+    try:
+        mine = version("gin-arena")
+    except PackageNotFoundError:  # run from a checkout that was never installed
+        mine = "unknown (not installed)"
+    return (f"arena (gin-arena) {mine}, protocol {PROTOCOL_VERSION}, "
+            f"Python {platform.python_version()}")
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = _Parser(prog="arena", description="gin-arena: Gin Rummy bots play each other.")
     ap.add_argument("--log-json", action="store_true", help="log JSON lines even on a terminal")
+    ap.add_argument("--version", action="version", version=_version())
     sub = ap.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     p = sub.add_parser("play", help="play bots against each other on an embedded arena")

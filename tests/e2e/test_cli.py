@@ -472,3 +472,15 @@ def test_serve_on_a_port_out_of_range_is_refused(tmp_path: Path) -> None:
         _, err = proc.communicate(timeout=RUN_TIMEOUT)
         ran = Ran(proc.returncode, line, err)
     assert_usage_error(ran, "--port")
+
+
+def test_version_names_the_package_the_protocol_and_python() -> None:
+    import platform
+    from importlib.metadata import version
+
+    from arena.protocol import PROTOCOL_VERSION
+
+    ran = arena("--version")
+    assert ran.code == 0, ran.err
+    assert ran.out.strip() == (f"arena (gin-arena) {version('gin-arena')}, protocol "
+                               f"{PROTOCOL_VERSION}, Python {platform.python_version()}")
