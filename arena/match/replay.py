@@ -73,8 +73,12 @@ def verify(record: list[dict[str, Any]]) -> ReplayReport:
     except (KeyError, TypeError, RuleError) as e:
         report.mismatches.append(f"bad header: {e}")
         return report
-    for item in record[1:]:
+    ended = False
+    for n, item in enumerate(record[1:], start=2):
         kind = item["type"]
+        if ended:
+            report.mismatches.append(f"line {n}: a {kind!r} line after the match's end")
+            break
         try:
             if kind == "deal":
                 game = deal_hand(game, item["deck"], item.get("knock_card"))
@@ -92,7 +96,13 @@ def verify(record: list[dict[str, Any]]) -> ReplayReport:
                     report.mismatches.append(
                         f"hand {item['hand']}: recorded {want} scores {item['scores']}, "
                         f"replayed {got} scores {list(game.scores)}")
-            elif kind == "end" and item["termination"] in ("completed", "capped"):
+            elif kind == "end":
+                ended = True
+                if "hands" in item and item["hands"] != len(game.results):
+                    report.mismatches.append(
+                        f"end: recorded {item['hands']} hands played, the record plays "
+                        f"{len(game.results)}")
+            if kind == "end" and item["termination"] in ("completed", "capped"):
                 out = game_outcome(game)
                 if out.winner != item["winner"] or list(out.net) != item["scores"]:
                     report.mismatches.append(
@@ -101,6 +111,12 @@ def verify(record: list[dict[str, Any]]) -> ReplayReport:
         except (RuleError, KeyError, TypeError, ValueError, AssertionError) as e:
             report.mismatches.append(f"line {kind} {item}: {e}")
             break
+    else:
+        if not ended:
+            tail = record[-1].get("type", "?") if len(record) > 1 else "match"
+            report.mismatches.append(
+                f"truncated: no 'end' line (the record stops after {len(record)} lines, the "
+                f"last of type {tail!r}); a match record ends with its result")
     report.final = game
     return report
 

@@ -484,3 +484,37 @@ def test_version_names_the_package_the_protocol_and_python() -> None:
     assert ran.code == 0, ran.err
     assert ran.out.strip() == (f"arena (gin-arena) {version('gin-arena')}, protocol "
                                f"{PROTOCOL_VERSION}, Python {platform.python_version()}")
+
+
+def test_replay_calls_a_truncated_record_a_failure(played: Played, tmp_path: Path) -> None:
+    """A replay cut short (a disk filled, a copy interrupted) replays cleanly as far as it
+    goes; it must still fail, not read OK."""
+    source = sorted(played.replays.glob("*.jsonl"))[0]
+    lines = source.read_text().splitlines(keepends=True)
+    cut = tmp_path / "cut.jsonl"
+    cut.write_text("".join(lines[:-3]))
+    extra = tmp_path / "extra.jsonl"
+    extra.write_text("".join(lines) + lines[-1])  # a second end line
+    ran = arena("replay", cut, extra, source)
+    assert ran.code == 1, ran.out + ran.err
+    out = ran.out.splitlines()
+    assert out[0] == f"{cut}: MISMATCH"
+    assert out[1].startswith("  truncated: no 'end' line")
+    assert out[2] == f"{extra}: MISMATCH"
+    assert "after the match's end" in out[3]
+    assert out[4].startswith(f"{source}: OK")
+
+
+def test_a_match_that_ends_mid_hand_replays_ok(played: Played) -> None:
+    """A forfeit in the middle of a hand: the end line counts the hands played to the end,
+    and the record is whole."""
+    from arena.match.replay import verify
+
+    source = sorted(played.replays.glob("*.jsonl"))[0]
+    items = [json.loads(line) for line in source.read_text().splitlines()]
+    second = next(i for i, x in enumerate(items) if x["type"] == "deal" and x["hand"] == 2)
+    head = items[:second + 3]  # the second hand's deal and two actions
+    end = {"type": "end", "winner": 0, "termination": "forfeit_timeout", "blamed": 1,
+           "scores": [0, 0], "detail": "", "hands": 1}
+    assert verify([*head, end]).ok
+    assert not verify([*head, {**end, "hands": 2}]).ok
