@@ -29,14 +29,9 @@ from arena.match.local import play_local
 from arena.match.messages import DecisionRequest, Outgoing, Reply
 from arena.match.runner import run_match
 from arena.protocol import pb
-from arena.protocol.convert import (
-    action_from_pb,
-    action_to_pb,
-    event_to_pb,
-    is_move_event,
-    server_message,
-)
+from arena.protocol.convert import action_from_pb, action_to_pb
 from arena.rules import Action, BigGin, Gin, Knock, preset
+from arena.server.wire import event_to_pb, is_move_event, server_message
 from sdk.launch import load_bot_class
 
 

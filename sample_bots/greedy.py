@@ -11,8 +11,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from arena.rules import (
     Action,
     BigGin,
@@ -20,25 +18,9 @@ from arena.rules import (
     Gin,
     Knock,
     PlayerView,
-    RulesConfig,
 )
 from arena.rules.melds import best_melds_of_mask, deadwood_after_discard, meldable_mask
-from sdk.bot import Bot
-
-
-def rules_of(info: Any) -> RulesConfig | None:
-    """The rules from a match-start notice: ``MatchStarted.rules`` in process, or the
-    protobuf ``MatchStart.rules_json`` over gRPC; None if neither is readable."""
-    rules = getattr(info, "rules", None)
-    if isinstance(rules, RulesConfig):
-        return rules
-    text = getattr(info, "rules_json", "")
-    if isinstance(text, str) and text:
-        try:
-            return RulesConfig.from_json(text)
-        except ValueError:
-            return None
-    return None
+from sdk import Bot, MatchStarted
 
 
 def hand_mask(view: PlayerView) -> int:
@@ -70,9 +52,8 @@ class GreedyBot(Bot):
     def __init__(self) -> None:
         self.runs_only = False
 
-    def on_match_start(self, info: Any) -> None:
-        rules = rules_of(info)
-        self.runs_only = rules.runs_only if rules is not None else False
+    def on_match_start(self, info: MatchStarted) -> None:
+        self.runs_only = info.rules.runs_only
 
     # ---------------------------------------------------------------- drawing
 

@@ -26,8 +26,6 @@ All card sets are 52-bit masks; a decision takes well under a millisecond on ave
 
 from __future__ import annotations
 
-from typing import Any
-
 from arena.rules import (
     CARDS,
     Action,
@@ -41,8 +39,8 @@ from arena.rules import (
     RulesConfig,
 )
 from arena.rules.melds import best_melds_of_mask
-from sample_bots.greedy import card_key, hand_mask, rules_of
-from sdk.bot import Bot
+from sample_bots.greedy import card_key, hand_mask
+from sdk import Bot, MatchStarted
 
 _SUIT = 0x1FFF
 _FULL = (1 << 52) - 1
@@ -248,8 +246,8 @@ class StrongBot(Bot):
         self._limit = 10
         self._eval_cache: dict[int, tuple[float, int, float, float]] = {}
 
-    def on_match_start(self, info: Any) -> None:
-        self.rules = rules_of(info) or RulesConfig()
+    def on_match_start(self, info: MatchStarted) -> None:
+        self.rules = info.rules
         self.runs_only = self.rules.runs_only
 
     def on_hand_end(self, result: HandResult, scores: tuple[int, int]) -> None:

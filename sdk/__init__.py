@@ -8,10 +8,21 @@
 
     run(MyBot(), "127.0.0.1:50051")
 
-Thin on purpose: importing it loads the rules helpers, protobuf and grpcio only (no trio,
-no structlog). Card and meld logic comes from ``arena.rules`` and is re-exported here.
+Thin on purpose: importing it loads the rules helpers and the protocol's records only
+(no trio, no structlog, nothing of the arena's host side). Card and meld logic comes from
+``arena.rules`` and the records a bot's hooks are given from ``arena.protocol.records``;
+both are re-exported here.
 """
 
+from arena.protocol.records import (
+    BotEvent,
+    MatchOutcome,
+    MatchStarted,
+    MoveDefaulted,
+    Notice,
+    OpponentActed,
+    TimeControl,
+)
 from arena.rules import (
     CARDS,
     Action,
@@ -41,10 +52,11 @@ from arena.rules.melds import deadwood_after_discard
 from sdk.bot import Bot
 
 __all__ = [
-    "CARDS", "Action", "BigGin", "Bot", "Card", "Defend", "Discard", "DrawDiscard", "DrawStock",
-    "Gin", "HandResult", "Knock", "Meld", "Pass", "Phase", "PlayerView", "PublicEvent",
-    "TakeUpcard", "best_melds", "can_lay_off", "deadwood_after_discard", "layoff_cards",
-    "min_deadwood", "parse_card", "parse_cards", "run",
+    "CARDS", "Action", "BigGin", "Bot", "BotEvent", "Card", "Defend", "Discard", "DrawDiscard",
+    "DrawStock", "Gin", "HandResult", "Knock", "MatchOutcome", "MatchStarted", "Meld",
+    "MoveDefaulted", "Notice", "OpponentActed", "Pass", "Phase", "PlayerView", "PublicEvent",
+    "TakeUpcard", "TimeControl", "best_melds", "can_lay_off", "deadwood_after_discard",
+    "layoff_cards", "min_deadwood", "parse_card", "parse_cards", "run",
 ]
 
 

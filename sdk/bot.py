@@ -5,12 +5,19 @@ phase, so a bot may instead override ``decide`` alone. A view is ``arena.rules.P
 your hand as ``Card`` objects, the discard pile, what you know of the opponent's hand, the
 public history, and ``view.legal`` (every legal move; knock and gin listed with their
 discard). Return an action from ``sdk`` (``Discard(card)``, ``Knock(card)``, ...).
+
+The hooks are given the same records however the bot is seated (in-process or over gRPC):
+``MatchStarted``, ``OpponentActed`` / ``MoveDefaulted`` / ``Notice``, ``HandResult``,
+``MatchOutcome``. If your code raises, or ``decide`` returns something that is not a move,
+that is a *bot error*: the answer is refused with code ``bot_error`` (``on_rejected`` is
+called, as for an illegal move), a raising hook is counted and play goes on; either way
+the arena counts it and shows the first one with the line it came from (docs/protocol.md,
+"The bot contract").
 """
 
 from __future__ import annotations
 
-from typing import Any
-
+from arena.protocol.records import BotEvent, MatchOutcome, MatchStarted
 from arena.rules import (
     Action,
     Defend,
@@ -77,21 +84,25 @@ class Bot:
 
     # ---------------------------------------------------------------- notifications
 
-    def on_match_start(self, info: Any) -> None:
-        """A match begins (``info``: match id, seat, rules, time control, opponent)."""
+    def on_match_start(self, info: MatchStarted) -> None:
+        """A match begins: ``info.match_id``, ``.seat``, ``.rules`` (a ``RulesConfig``),
+        ``.time_control``, ``.opponent``."""
 
-    def on_event(self, event: Any) -> None:
-        """The opponent acted, or the arena played a move for you (see sdk docs)."""
+    def on_event(self, event: BotEvent) -> None:
+        """The opponent moved (``OpponentActed``), the arena played a move for you
+        (``MoveDefaulted``: a timeout or too many refused answers), or the arena says
+        something (``Notice``)."""
 
     def on_hand_end(self, result: HandResult, scores: tuple[int, int]) -> None:
-        """A hand ended; ``result`` reveals both hands."""
+        """A hand ended; ``result`` reveals both hands; ``scores``: the game so far."""
 
-    def on_match_end(self, result: Any) -> None:
-        """The match ended."""
+    def on_match_end(self, result: MatchOutcome) -> None:
+        """The match ended: ``result.winner`` (a seat, or None), ``.scores``, ``.reason``."""
 
     def on_rejected(self, view: PlayerView, code: str, reason: str) -> Action | None:
-        """Your answer was refused (``code``, ``reason``). Return another action, or None
-        to play the first legal move. The default reports it on stderr and returns None."""
+        """Your answer was refused (``code``, ``reason``; code ``bot_error`` if your own code
+        failed) and another is wanted. Return another action, or None to play the first
+        legal move. The default reports it on stderr and returns None."""
         import sys
 
         print(f"[{self.name}] move refused: {code}: {reason}", file=sys.stderr)

@@ -21,18 +21,25 @@ import socket
 import ssl
 import sys
 import time
-from collections.abc import Iterator
-from typing import Any
+import traceback
+from collections.abc import Callable, Iterator
+from typing import Any, cast
 
 import grpc
 
 from arena.protocol import PROTOCOL_VERSION, pb, pb_grpc
 from arena.protocol.convert import (
     action_to_pb,
+    bot_error_reply,
+    bot_error_report,
+    bot_event_from_pb,
     hand_result_from_pb,
+    match_started_from_pb,
+    outcome_from_pb,
     view_from_pb,
 )
-from arena.rules import MalformedError, RulesConfig
+from arena.protocol.records import answer_problem, describe_fault
+from arena.rules import Action, PlayerView
 from sdk.bot import Bot
 
 _FATAL = {grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.FAILED_PRECONDITION,
@@ -51,14 +58,51 @@ def _requests(outbox: queue.Queue[pb.BotMessage | None]) -> Iterator[pb.BotMessa
         yield item
 
 
+def _hook(bot: Bot, outbox: queue.Queue[pb.BotMessage | None], where: str,
+          call: Callable[..., object], *args: object) -> None:
+    """Call a notification hook; if it raises, that is a bot error: written to stderr (the
+    bot's log) with its traceback and reported to the arena, and play goes on."""
+    try:
+        call(*args)
+    except Exception as e:
+        text = describe_fault(where, e)
+        traceback.print_exc(file=sys.stderr)
+        print(f"[{bot.name}] bot error: {text}", file=sys.stderr)
+        outbox.put(bot_error_report(text))
+
+
+def _answer(bot: Bot, request_id: int, where: str, call: Callable[..., object],
+            *args: object, none: pb.Action | None = None) -> pb.BotMessage:
+    """The reply to a request: the bot's move, or the bot error that stood in its way
+    (its code raised, or gave something that is not a move); ``none``: what a None
+    answer stands for, where the contract gives one."""
+    try:
+        answer = call(*args)
+    except Exception as e:
+        text = describe_fault(where, e)
+        traceback.print_exc(file=sys.stderr)
+        print(f"[{bot.name}] bot error: {text}", file=sys.stderr)
+        return bot_error_reply(request_id, text)
+    if answer is None and none is not None:
+        move = none
+    else:
+        problem = answer_problem(where, answer)
+        if problem:
+            print(f"[{bot.name}] bot error: {problem}", file=sys.stderr)
+            return bot_error_reply(request_id, problem)
+        move = action_to_pb(cast(Action, answer))
+    return pb.BotMessage(action=pb.ActionReply(request_id=request_id, action=move))
+
+
 def _play_stream(bot: Bot, stub: Any, hello: pb.Hello, seen: list[str], heard: list[int]
                  ) -> bool:
     """One stream; True once a MatchEnd arrived. The seat's resume key, once known, goes
-    in ``seen``; ``heard[0]`` counts the messages the stream brought."""
+    in ``seen``; ``heard[0]`` counts the messages the stream brought. The bot's hooks are
+    given the records of ``arena.protocol.records``, as in-process."""
     outbox: queue.Queue[pb.BotMessage | None] = queue.Queue()
     outbox.put(pb.BotMessage(hello=hello))
     runs_only = False
-    last_view: Any = None
+    last_view: PlayerView | None = None
     last_request = -1
     responses = stub.Play(_requests(outbox))
     try:
@@ -68,45 +112,43 @@ def _play_stream(bot: Bot, stub: Any, hello: pb.Hello, seen: list[str], heard: l
             if kind == "match_start":
                 ms = msg.match_start
                 seen.append(ms.resume_key)
-                try:
-                    runs_only = RulesConfig.from_json(ms.rules_json).runs_only
-                except MalformedError:
-                    runs_only = False
-                bot.on_match_start(ms)
+                info = match_started_from_pb(ms)
+                runs_only = info.rules.runs_only
+                _hook(bot, outbox, "on_match_start()", bot.on_match_start, info)
             elif kind == "request":
                 req = msg.request
                 for ev in req.events:
-                    bot.on_event(ev)
+                    event = bot_event_from_pb(ev, runs_only=runs_only)
+                    if event is not None:
+                        _hook(bot, outbox, "on_event()", bot.on_event, event)
                 view = view_from_pb(req.view, req.legal, runs_only=runs_only)
-                try:
-                    action = bot.decide(view)
-                    answer = action_to_pb(action)
-                except Exception as e:  # a bot bug: answer legally rather than time out
-                    print(f"[{bot.name}] decide() raised {e!r}; playing the first legal move",
-                          file=sys.stderr)
-                    answer = req.legal[0]
-                outbox.put(pb.BotMessage(action=pb.ActionReply(request_id=req.request_id,
-                                                               action=answer)))
+                outbox.put(_answer(bot, req.request_id, "decide()", bot.decide, view))
                 last_view = view
                 last_request = req.request_id
             elif kind == "rejected":
                 rej = msg.rejected
-                if rej.request_id == last_request and rej.legal:
-                    retry = bot.on_rejected(last_view, rej.code, rej.reason)
-                    answer = action_to_pb(retry) if retry is not None else rej.legal[0]
-                    outbox.put(pb.BotMessage(action=pb.ActionReply(
-                        request_id=rej.request_id, action=answer)))
+                # an empty legal list: no answer is wanted (the policy applies now)
+                if rej.request_id == last_request and rej.legal and last_view is not None:
+                    outbox.put(_answer(bot, rej.request_id, "on_rejected()", bot.on_rejected,
+                                       last_view, rej.code, rej.reason, none=rej.legal[0]))
             elif kind == "event":
                 ev = msg.event
                 if ev.WhichOneof("kind") == "hand_result":
                     hr = ev.hand_result
-                    bot.on_hand_end(hand_result_from_pb(hr, runs_only=runs_only),
-                                    (hr.scores[0], hr.scores[1]) if len(hr.scores) == 2
-                                    else (0, 0))
+                    _hook(bot, outbox, "on_hand_end()", bot.on_hand_end,
+                          hand_result_from_pb(hr, runs_only=runs_only),
+                          (hr.scores[0], hr.scores[1]) if len(hr.scores) == 2 else (0, 0))
                 else:
-                    bot.on_event(ev)
+                    event = bot_event_from_pb(ev, runs_only=runs_only)
+                    if event is not None:
+                        _hook(bot, outbox, "on_event()", bot.on_event, event)
             elif kind == "match_end":
-                bot.on_match_end(msg.match_end)
+                try:
+                    bot.on_match_end(outcome_from_pb(msg.match_end))
+                except Exception as e:  # the match is over: the log is the only place left
+                    traceback.print_exc(file=sys.stderr)
+                    print(f"[{bot.name}] bot error: {describe_fault('on_match_end()', e)}",
+                          file=sys.stderr)
                 return True
             elif kind == "lobby":
                 lobby = msg.lobby

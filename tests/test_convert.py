@@ -83,7 +83,7 @@ def test_a_decision_request_carries_its_view_legal_moves_times_and_events() -> N
     """What goes on the wire for a request, read back from its bytes, is the seat's view,
     its legal moves, its clocks and the move events that ride along, in order."""
     from arena.match.driver import MatchDriver
-    from arena.protocol.convert import event_to_pb, is_move_event, server_message
+    from arena.server.wire import event_to_pb, is_move_event, server_message
     from sample_bots import GreedyBot
 
     driver = MatchDriver("w", preset("standard"), ("a", "b"), seed=11)
@@ -115,8 +115,8 @@ def test_a_decision_request_carries_its_view_legal_moves_times_and_events() -> N
 
 def test_a_defaulted_move_names_its_seat_and_card_like_an_opponents_move() -> None:
     from arena.match.messages import Defaulted, OpponentActed
-    from arena.protocol.convert import event_to_pb
     from arena.rules import Discard, PublicEvent, parse_card
+    from arena.server.wire import event_to_pb
 
     card = parse_card("TD")
     event = PublicEvent(1, "discard", card)

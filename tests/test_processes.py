@@ -24,6 +24,7 @@ import sdk.client as client
 from arena.cli import UsageError, _exit_code, _run_dir
 from arena.processes import BotPool, BotProcess
 from arena.protocol import pb
+from arena.rules import RulesConfig
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -103,7 +104,9 @@ def test_the_sdk_resumes_every_drop_of_a_match(monkeypatch: pytest.MonkeyPatch) 
 
         def stream() -> Iterator[pb.ServerMessage]:
             if n == 1:
-                yield pb.ServerMessage(match_start=pb.MatchStart(match_id="m", resume_key="K"))
+                yield pb.ServerMessage(match_start=pb.MatchStart(
+                    match_id="m", resume_key="K", rules_json=RulesConfig().to_json(),
+                    time_control=pb.TimeControl(decision_ms=1000)))
             if n <= 3:
                 yield pb.ServerMessage(event=pb.Event())
                 time.sleep(0.15)  # longer than retry_s below

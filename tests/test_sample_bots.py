@@ -11,7 +11,7 @@ import pytest
 
 from arena.match.driver import MatchDriver
 from arena.match.local import play_local
-from arena.match.messages import Termination
+from arena.match.messages import MatchStarted, Termination, TimeControl
 from arena.rules import (
     Action,
     BigGin,
@@ -169,16 +169,12 @@ def test_greedy_reads_runs_only_from_the_match_start() -> None:
     # under Sequence Gin three kings are no meld: the king upcard is not worth taking
     bot = GreedyBot()
     rules = preset("sequence")
-    bot.on_match_start(type("Info", (), {"rules": rules})())
+    bot.on_match_start(MatchStarted("m", 0, rules, TimeControl(), "them"))
     assert bot.runs_only
     state = _start("KC KD 2C 4D 9S 7H QD 3S 5C JD", "AC 6C TC 2H 4H JH QS 8D 8S 6D",
                    up="KH", rules=rules)
     assert bot.decide(observe(state, ND)) == Pass()
     assert GreedyBot().decide(observe(state, ND)) == TakeUpcard()
-    # over gRPC the notice carries the rules as JSON
-    remote = GreedyBot()
-    remote.on_match_start(type("Info", (), {"rules_json": rules.to_json()})())
-    assert remote.runs_only
 
 
 # ---------------------------------------------------------------- strong

@@ -259,10 +259,24 @@ class MatchDriver:
         seat, _ = self.pending
         return default_action(self.hand, seat)
 
-    def note_rejection(self, seat: int, action: Action | None, error: str) -> None:
-        self.stats[seat].rejections += 1
+    def note_rejection(self, seat: int, action: Action | None, error: str, *,
+                       illegal: bool = True) -> None:
+        """A refused answer of ``seat``, recorded; counted as an illegal answer unless it was
+        a bot error (``illegal=False``: counted by ``note_error`` instead)."""
+        if illegal:
+            self.stats[seat].rejections += 1
         self.record.append({"type": "rejected", "hand": self.game.hand_number, "seat": seat,
                             "action": str(action) if action is not None else None,
+                            "error": error})
+
+    def note_error(self, seat: int, error: str) -> None:
+        """A bot error of ``seat`` (its code raised, or did not answer with a move): counted,
+        the first one kept, every one in the record."""
+        stats = self.stats[seat]
+        stats.errors += 1
+        if not stats.first_error:
+            stats.first_error = error
+        self.record.append({"type": "bot_error", "hand": self.game.hand_number, "seat": seat,
                             "error": error})
 
     def note_timeout(self, seat: int) -> None:

@@ -1,30 +1,42 @@
-"""In-process play: Python bots called directly, no network, no trio, same bot code.
+"""In-process play: Python bots called directly, no network, no trio, same bot contract.
 
-For fast iteration on a laptop. The rules are enforced exactly as in the arena (a refused
-move is reported to the bot and retried up to ``max_rejections`` times, then the default
-move is played); time is measured but not enforced, since a direct call cannot be cut off.
+For fast iteration on a laptop, and trusted bots only (a bot's code runs in this process).
+The bot meets the same judgement as over gRPC (``arena.match.policy``): a refused move is
+reported to ``on_rejected`` with the legal moves and asked again up to ``max_rejections``
+times, then ``on_illegal`` applies; an answer that took longer than the decision's budget
+is a timeout (a direct call cannot be cut off, so the judgement comes after the fact: the
+answer is dropped and the default move played); the hooks are given the records of
+``arena.protocol.records``. A bot's own failure is a bot error, never a crash of the match:
+a ``decide`` or ``on_rejected`` that raises, or answers with something that is not a move,
+has that answer refused with code ``bot_error``; a notification hook that raises is
+counted and the match goes on. The arena's own failures still raise.
 """
 
 from __future__ import annotations
 
+import sys
 import time
-from typing import Any, Protocol, cast
+from typing import Any, Protocol
 
 from arena.match.driver import MatchDriver
 from arena.match.messages import (
-    DecisionRequest,
+    Defaulted,
     HandFinished,
     MatchEnded,
     MatchResult,
     MatchStarted,
     Outgoing,
-    Termination,
+    Rejected,
 )
+from arena.match.policy import Forfeit, SeatPolicy, refused_default_reason
+from arena.protocol.records import BOT_ERROR, answer_problem, describe_fault
 from arena.rules import Action, RuleError
-from arena.rules.actions import ACTION_TYPES
+from arena.rules.view import PlayerView
 
 
 class LocalBot(Protocol):
+    """What an in-process bot offers (``sdk.Bot`` has all of it)."""
+
     name: str
 
     def decide(self, view: Any) -> Action: ...
@@ -35,100 +47,108 @@ class LocalBot(Protocol):
     def on_rejected(self, view: Any, code: str, reason: str) -> Action | None: ...
 
 
-def deliver(bot: LocalBot, message: Outgoing) -> None:
-    """Hand a notification to an in-process bot's hooks."""
-    if isinstance(message, HandFinished):
-        bot.on_hand_end(message.result, message.scores)
-    elif isinstance(message, MatchStarted):
-        bot.on_match_start(message)
-    elif isinstance(message, MatchEnded):
-        bot.on_match_end(message.result)
-    elif not isinstance(message, DecisionRequest):
-        bot.on_event(message)
-
-
-class BotCrashed(Exception):
-    """An in-process bot raised: its seat forfeits."""
-
-    def __init__(self, seat: int, error: BaseException) -> None:
-        super().__init__(f"{type(error).__name__}: {error}")
-        self.seat = seat
-
-
-class GuardedBot:
-    """An in-process bot seen through ``play_local``: its exceptions become BotCrashed,
-    and an answer that is not an action is refused like a bad move."""
-
-    def __init__(self, bot: Any, seat: int) -> None:
-        self._bot = bot
-        self._seat = seat
-        self.name: str = bot.name
-
-    def _call(self, method: str, *args: Any) -> Any:
-        try:
-            return getattr(self._bot, method)(*args)
-        except Exception as e:
-            raise BotCrashed(self._seat, e) from e
-
-    def decide(self, view: Any) -> Action:
-        action = self._call("decide", view)
-        # anything but an action becomes None, which play_local refuses like a bad move
-        return cast(Action, action if isinstance(action, ACTION_TYPES) else None)
-
-    def on_match_start(self, info: Any) -> None:
-        self._call("on_match_start", info)
-
-    def on_event(self, event: Any) -> None:
-        self._call("on_event", event)
-
-    def on_hand_end(self, result: Any, scores: tuple[int, int]) -> None:
-        self._call("on_hand_end", result, scores)
-
-    def on_match_end(self, result: Any) -> None:
-        self._call("on_match_end", result)
-
-    def on_rejected(self, view: Any, code: str, reason: str) -> Action | None:
-        action = self._call("on_rejected", view, code, reason)
-        return cast(Action, action) if isinstance(action, ACTION_TYPES) else None
-
-
-def play_guarded(driver: MatchDriver, bots: tuple[LocalBot, LocalBot]) -> MatchResult:
-    """``play_local`` for bots that may be buggy: one that raises forfeits its seat
-    (``disconnect``, "bot crashed: ..."), as a crashing bot process would."""
+def _deliver(driver: MatchDriver, bots: tuple[LocalBot, LocalBot], seat: int,
+             message: Outgoing) -> None:
+    """Hand a notification to ``seat``'s hooks as the bot-facing record; a hook that
+    raises is a bot error (counted, the match goes on)."""
+    bot = bots[seat]
+    hook = "on_event()"
     try:
-        return play_local(driver, (GuardedBot(bots[0], 0), GuardedBot(bots[1], 1)))
-    except BotCrashed as crash:
-        return driver.forfeit(crash.seat, Termination.DISCONNECT, f"bot crashed: {crash}")
+        if isinstance(message, HandFinished):
+            hook = "on_hand_end()"
+            bot.on_hand_end(message.result, message.scores)
+        elif isinstance(message, MatchStarted):
+            hook = "on_match_start()"
+            bot.on_match_start(message)
+        elif isinstance(message, MatchEnded):
+            hook = "on_match_end()"
+            try:
+                bot.on_match_end(message.result.for_bot())
+            except Exception as e:  # the match is over: stderr is the only place left
+                print(f"[{bot.name}] bot error: {describe_fault(hook, e)}", file=sys.stderr)
+        elif isinstance(message, Defaulted):
+            bot.on_event(message.for_bot())
+        elif not isinstance(message, Rejected):
+            bot.on_event(message)
+    except Exception as e:
+        driver.note_error(seat, describe_fault(hook, e))
+
+
+def _flush(driver: MatchDriver, bots: tuple[LocalBot, LocalBot]) -> None:
+    for to, message in driver.drain():
+        _deliver(driver, bots, to, message)
+
+
+def _answer(where: str, call: Any, *args: Any, none: Action | None = None
+            ) -> tuple[Action | None, str]:
+    """Call the bot for a move: (the move, "") or (None, the bot error). ``none``: the
+    move a None answer stands for, where the contract gives one."""
+    try:
+        answer = call(*args)
+    except Exception as e:
+        return None, describe_fault(where, e)
+    if answer is None and none is not None:
+        return none, ""
+    problem = answer_problem(where, answer)
+    return (None, problem) if problem else (answer, "")
 
 
 def play_local(driver: MatchDriver, bots: tuple[LocalBot, LocalBot]) -> MatchResult:
-    """Play the whole match by calling the bots directly; returns the result."""
-    max_rejections = driver.time_control.max_rejections
-    perf = time.perf_counter
-    while not driver.is_over:
-        for to, message in driver.drain():
-            deliver(bots[to], message)
-        request = driver.next_request()
-        seat = driver.pending[0]
-        bot = bots[seat]
-        started = perf()
-        action: Action | None = bot.decide(request.view)
-        for attempt in range(max_rejections + 1):
-            try:
-                if action is None:
-                    raise TypeError("decide() returned None")
-                driver.submit(action, elapsed_ms=(perf() - started) * 1000)
-                break
-            except (RuleError, TypeError) as err:
-                code = str(getattr(err, "code", "malformed"))
-                reason = getattr(err, "message", str(err))
-                driver.note_rejection(seat, action, f"{code}: {reason}")
-                if attempt == max_rejections:
-                    driver.submit(driver.default_action(), elapsed_ms=(perf() - started) * 1000,
-                                  defaulted=f"{attempt + 1} refused answers")
-                    break
-                action = bot.on_rejected(request.view, code, reason) or request.view.legal[0]
-    for to, message in driver.drain():
-        deliver(bots[to], message)
+    """Play the whole match by calling the bots directly; returns the result. A bot's
+    fault is a result (see the module's doc), never an exception."""
+    policy = SeatPolicy(driver.time_control)
+    try:
+        _play(driver, bots, policy)
+    except Forfeit as f:
+        driver.forfeit(f.seat, f.termination, f.detail)
+    _flush(driver, bots)
     assert driver.result is not None
     return driver.result
+
+
+def _play(driver: MatchDriver, bots: tuple[LocalBot, LocalBot], policy: SeatPolicy) -> None:
+    perf = time.perf_counter
+    tc = driver.time_control
+    while not driver.is_over:
+        seat = driver.seat_to_act()
+        request = driver.next_request(tc.decision_ms, policy.bank[seat])
+        _flush(driver, bots)
+        if driver.is_over:
+            return
+        bot = bots[seat]
+        view: PlayerView = request.view
+        budget_ms = policy.budget_ms(seat)
+        started = perf()
+        action, error = _answer("decide()", bot.decide, view)
+        rejections = 0
+        while True:
+            elapsed_ms = (perf() - started) * 1000
+            if elapsed_ms > budget_ms:  # judged after the fact: the answer is dropped
+                driver.note_timeout(seat)
+                why = policy.missed(seat)
+                driver.submit(driver.default_action(), elapsed_ms=elapsed_ms, defaulted=why)
+                break
+            if action is None:
+                driver.note_error(seat, error)
+                code, reason = BOT_ERROR, error
+            else:
+                try:
+                    driver.submit(action, elapsed_ms=elapsed_ms)
+                except RuleError as err:
+                    code, reason = str(err.code), err.message
+                else:
+                    policy.answered(seat, elapsed_ms)
+                    break
+            rejections += 1
+            driver.note_rejection(seat, action, f"{code}: {reason}", illegal=code != BOT_ERROR)
+            left = policy.refused(seat, rejections, code, reason)
+            if left is None:
+                driver.submit(driver.default_action(), elapsed_ms=elapsed_ms,
+                              defaulted=refused_default_reason(rejections))
+                break
+            action, error = _answer("on_rejected()", bot.on_rejected, view, code, reason,
+                                    none=view.legal[0])
+        _flush(driver, bots)
+
+
+__all__ = ["LocalBot", "play_local"]

@@ -1,7 +1,9 @@
 """What the match says to a seat and hears back, as plain records (no gRPC).
 
-The server translates these to and from protobuf in one place (arena.protocol.convert);
-in-process seats use them as they are. Every view inside comes from ``observe``.
+The gRPC adapter translates these to protobuf (``arena.server.wire``); in-process seats
+hand them to the bot's hooks as the records of ``arena.protocol.records`` (the ones a bot
+is given in every mode, some of which are used here as they are). Every view inside comes
+from ``observe``.
 """
 
 from __future__ import annotations
@@ -9,7 +11,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from arena.rules import Action, HandResult, PlayerView, PublicEvent, RulesConfig
+from arena.protocol.records import (
+    MatchOutcome,
+    MatchStarted,
+    MoveDefaulted,
+    Notice,
+    OpponentActed,
+    TimeControl,
+)
+from arena.rules import Action, HandResult, PlayerView, PublicEvent
 
 
 class Termination(StrEnum):
@@ -23,41 +33,6 @@ class Termination(StrEnum):
     SHUTDOWN = "shutdown"  # the arena stopped
     ARENA_ERROR = "arena_error"  # our fault: voided, not rated
     CAPPED = "capped"  # the game hit max_hands undecided
-
-
-@dataclass(frozen=True, slots=True)
-class TimeControl:
-    """Per-match time limits, all measured on the server (milliseconds)."""
-
-    hello_timeout_ms: int = 10_000
-    decision_ms: int = 1_000
-    bank_ms: int = 0  # 0: no bank; otherwise time over decision_ms comes off the bank
-    margin_ms: int = 50  # jitter allowance added to every deadline
-    max_strikes: int = 3  # missed decisions allowed; one more forfeits
-    max_rejections: int = 3  # refused answers per decision before the policy applies
-    on_illegal: str = "default"  # "default": play the default move (a strike); or "forfeit"
-    reconnect_grace_ms: int = 5_000  # 0: a disconnect forfeits at once
-
-    def __post_init__(self) -> None:
-        for name in ("hello_timeout_ms", "decision_ms", "bank_ms", "margin_ms", "max_strikes",
-                     "max_rejections", "reconnect_grace_ms"):
-            value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-                raise ValueError(f"time control {name} must be a whole number >= 0, not {value!r}")
-        if self.decision_ms < 1:
-            raise ValueError("time control decision_ms must be >= 1")
-        if self.on_illegal not in ("default", "forfeit"):
-            raise ValueError(f"time control on_illegal must be 'default' or 'forfeit', "
-                             f"not {self.on_illegal!r}")
-
-
-@dataclass(frozen=True, slots=True)
-class MatchStarted:
-    match_id: str
-    seat: int
-    rules: RulesConfig
-    time_control: TimeControl
-    opponent: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,11 +55,6 @@ class Rejected:
 
 
 @dataclass(frozen=True, slots=True)
-class OpponentActed:
-    event: PublicEvent
-
-
-@dataclass(frozen=True, slots=True)
 class Defaulted:
     """The arena played ``action`` for this seat (timeout or too many refusals); ``event``
     is the move as the opponent saw it (its seat, kind and the card that moved face up)."""
@@ -94,17 +64,16 @@ class Defaulted:
     reason: str
     event: PublicEvent
 
+    def for_bot(self) -> MoveDefaulted:
+        """The record the bot's ``on_event`` is given."""
+        return MoveDefaulted(self.action, self.reason, self.event)
+
 
 @dataclass(frozen=True, slots=True)
 class HandFinished:
     hand_number: int
     result: HandResult
     scores: tuple[int, int]
-
-
-@dataclass(frozen=True, slots=True)
-class Notice:
-    text: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,6 +87,11 @@ class MatchResult:
     hands: tuple[HandResult, ...] = ()
     stats: tuple[SeatStats, SeatStats] = field(default_factory=lambda: (SeatStats(), SeatStats()))
 
+    def for_bot(self) -> MatchOutcome:
+        """The record the bot's ``on_match_end`` is given."""
+        return MatchOutcome(self.match_id, self.winner, self.scores, str(self.termination),
+                            self.blamed, self.detail)
+
 
 @dataclass(slots=True)
 class SeatStats:
@@ -129,12 +103,18 @@ class SeatStats:
     defaulted: int = 0
     think_ms_total: float = 0.0
     think_ms_max: float = 0.0
+    errors: int = 0  # bot errors: its code raised, or answered with something not a move
+    first_error: str = ""  # the first one, in a line (arena.protocol.records.describe_fault)
 
 
 @dataclass(frozen=True, slots=True)
 class MatchEnded:
     result: MatchResult
 
+
+__all__ = ["DecisionRequest", "Defaulted", "HandFinished", "MatchEnded", "MatchResult",
+           "MatchStarted", "Notice", "OpponentActed", "Outgoing", "Rejected", "Reply",
+           "SeatStats", "Termination", "TimeControl"]
 
 Outgoing = (MatchStarted | DecisionRequest | Rejected | OpponentActed | Defaulted | HandFinished
             | Notice | MatchEnded)
@@ -145,10 +125,14 @@ class Reply:
     """A seat's answer. ``action`` is None when the message could not be read (``error``).
     ``arrived``: when it reached the arena (trio clock), and ``lag``: the arena's lag
     measure (``run_match``'s ``lag()``) at that moment, if the seat knows them; else the
-    runner takes both when it reads the answer."""
+    runner takes both when it reads the answer. ``bot_error``: the bot said its own code
+    failed to produce a move (``error`` says how). ``report``: not an answer at all but a
+    bot error outside a decision, to count."""
 
     request_id: int
     action: Action | None
     error: str = ""
     arrived: float | None = None
     lag: float | None = None
+    bot_error: bool = False
+    report: bool = False

@@ -155,8 +155,13 @@ def show(record: list[dict[str, Any]]) -> str:
             note = f"  ({item['defaulted']})" if item.get("defaulted") else ""
             out.append(f"    {names[seat]:>12}: {item['action']}{drawn}"
                        f"  [{item.get('ms', 0):.1f} ms]{note}")
+        elif kind == "rejected" and item.get("action") is None \
+                and str(item.get("error", "")).startswith("bot_error:"):
+            pass  # its "bot_error" line says it
         elif kind == "rejected":
             out.append(f"    {names[item['seat']]:>12}: REFUSED {item['action']}: {item['error']}")
+        elif kind == "bot_error":
+            out.append(f"    {names[item['seat']]:>12}: BOT ERROR {item['error']}")
         elif kind == "hand_result":
             r = game.results[-1]
             if r.winner is None:

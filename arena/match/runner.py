@@ -34,6 +34,8 @@ from arena.match.messages import (
     Reply,
     Termination,
 )
+from arena.match.policy import Forfeit, SeatPolicy, refused_default_reason
+from arena.protocol.records import BOT_ERROR
 from arena.rules import RuleError
 
 log = structlog.get_logger("arena.match")
@@ -58,17 +60,13 @@ class Seat(Protocol):
         """Wait up to ``grace_s`` for a gone bot to reconnect; True if it did."""
 
 
-class _Forfeit(Exception):
-    def __init__(self, seat: int, termination: Termination, detail: str) -> None:
-        super().__init__(detail)
-        self.seat = seat
-        self.termination = termination
-        self.detail = detail
-
-
 MAX_STALE = 3
 """Replies to an old request a seat may send per decision; each one past this counts as a
 refused answer (a stale reply costs its sender, not the arena)."""
+
+MAX_REPORTS = 3
+"""Bot error reports (``Reply.report``) a seat may send per decision; each one past this
+counts as a refused answer, like a stale reply."""
 
 
 def _no_lag() -> float:
@@ -88,7 +86,7 @@ async def run_match(driver: MatchDriver, seats: tuple[Seat, Seat], *,
     try:
         _flush(driver, seats)
         await _play(driver, seats, bound, lag)
-    except _Forfeit as f:
+    except Forfeit as f:
         bound.info("forfeit", seat=f.seat, bot=seats[f.seat].name, reason=str(f.termination),
                    detail=f.detail)
         driver.forfeit(f.seat, f.termination, f.detail)
@@ -124,19 +122,18 @@ def _flush(driver: MatchDriver, seats: tuple[Seat, Seat]) -> None:
 async def _play(driver: MatchDriver, seats: tuple[Seat, Seat],
                 bound: structlog.typing.FilteringBoundLogger, lag: Callable[[], float]) -> None:
     tc = driver.time_control
-    bank = [tc.bank_ms, tc.bank_ms]
-    strikes = [0, 0]
+    policy = SeatPolicy(tc)
     now = trio.current_time
     while not driver.is_over:
         seat = driver.seat_to_act()
-        request = driver.next_request(tc.decision_ms, bank[seat])
+        request = driver.next_request(tc.decision_ms, policy.bank[seat])
         _flush(driver, seats)
         conn = seats[seat]
         conn.send(request)
         started = now()
         lag_mark = lag()
-        budget_s = (tc.decision_ms + bank[seat] + tc.margin_ms) / 1000
-        rejections = stale = 0
+        budget_s = policy.budget_ms(seat) / 1000
+        rejections = stale = reports = 0
         while True:
             reply: Reply | None = None
             credit_s = lag() - lag_mark
@@ -156,33 +153,34 @@ async def _play(driver: MatchDriver, seats: tuple[Seat, Seat],
                 elapsed_ms = max(0.0, (now() - started - credit_s) * 1000)
             if (reply is None and scope.cancelled_caught) or elapsed_ms > budget_s * 1000:
                 driver.note_timeout(seat)
-                strikes[seat] += 1
                 bound.info("timeout", seat=seat, bot=conn.name, ms=round(elapsed_ms),
-                           credited_ms=round(credit_s * 1000), strikes=strikes[seat])
-                if tc.bank_ms:
-                    bank[seat] = 0
-                    raise _Forfeit(seat, Termination.FORFEIT_TIMEOUT,
-                                   f"time bank exhausted ({tc.bank_ms} ms)")
-                if strikes[seat] > tc.max_strikes:
-                    raise _Forfeit(seat, Termination.FORFEIT_TIMEOUT,
-                                   f"{strikes[seat]} missed decisions (limit {tc.max_strikes})")
-                driver.submit(driver.default_action(), elapsed_ms=elapsed_ms,
-                              defaulted=f"no answer within {tc.decision_ms} ms")
+                           credited_ms=round(credit_s * 1000), strikes=policy.strikes[seat] + 1)
+                why = policy.missed(seat)
+                driver.submit(driver.default_action(), elapsed_ms=elapsed_ms, defaulted=why)
                 break
             if reply is None:
                 bound.info("seat_gone", seat=seat, bot=conn.name)
                 if not await conn.wait_back(tc.reconnect_grace_ms / 1000):
-                    raise _Forfeit(seat, Termination.DISCONNECT,
-                                   f"disconnected (reconnect grace {tc.reconnect_grace_ms} ms)")
+                    raise Forfeit(seat, Termination.DISCONNECT,
+                                  f"disconnected (reconnect grace {tc.reconnect_grace_ms} ms)")
                 # the clock ran while the bot was away (dropping must not buy thinking time):
                 # ask again with the time actually left; if none is, the timeout policy acts
                 used_ms = round((now() - started - (lag() - lag_mark)) * 1000)
                 if used_ms < budget_s * 1000:
                     conn.send(dataclasses.replace(
                         request, time_left_ms=max(0, tc.decision_ms - used_ms),
-                        bank_left_ms=max(0, bank[seat] - max(0, used_ms - tc.decision_ms))))
+                        bank_left_ms=max(0, policy.bank[seat]
+                                         - max(0, used_ms - tc.decision_ms))))
                 continue
-            if reply.request_id != request.request_id:
+            if reply.report:
+                reports += 1
+                driver.note_error(seat, reply.error)
+                bound.info("bot_error", seat=seat, bot=conn.name, error=reply.error)
+                if reports <= MAX_REPORTS:
+                    continue
+                code, reason = "flood", (f"{reports} bot error reports while request "
+                                         f"{request.request_id} waits (at most {MAX_REPORTS})")
+            elif reply.request_id != request.request_id:
                 stale += 1
                 if stale == 1:
                     conn.send(Notice(f"reply to request {reply.request_id} ignored: "
@@ -192,33 +190,29 @@ async def _play(driver: MatchDriver, seats: tuple[Seat, Seat],
                 code, reason = "stale", (f"{stale} replies to old requests while request "
                                          f"{request.request_id} waits (at most {MAX_STALE})")
             elif reply.action is None:
-                code, reason = "malformed", reply.error or "unreadable action"
+                if reply.bot_error:
+                    driver.note_error(seat, reply.error)
+                    code, reason = BOT_ERROR, reply.error
+                else:
+                    code, reason = "malformed", reply.error or "unreadable action"
             else:
                 try:
                     driver.submit(reply.action, elapsed_ms=elapsed_ms)
                 except RuleError as err:
                     code, reason = str(err.code), err.message
                 else:
-                    over = elapsed_ms - tc.decision_ms
-                    if over > 0 and tc.bank_ms:
-                        bank[seat] = max(0, bank[seat] - round(over))
+                    policy.answered(seat, elapsed_ms)
                     break
             rejections += 1
-            driver.note_rejection(seat, reply.action, f"{code}: {reason}")
-            legal = tuple(request.view.legal)
+            driver.note_rejection(seat, reply.action, f"{code}: {reason}",
+                                  illegal=code != BOT_ERROR)
             bound.info("rejected", seat=seat, bot=conn.name, code=code, reason=reason)
-            if rejections > tc.max_rejections:
-                if tc.on_illegal == "forfeit":
-                    raise _Forfeit(seat, Termination.FORFEIT_ILLEGAL,
-                                   f"{rejections} refused answers ({code}: {reason})")
-                conn.send(Rejected(request.request_id, code, reason, legal, 0))
-                strikes[seat] += 1
-                if strikes[seat] > tc.max_strikes:
-                    raise _Forfeit(seat, Termination.FORFEIT_ILLEGAL,
-                                   f"{strikes[seat]} strikes; last: {code}: {reason}")
+            left = policy.refused(seat, rejections, code, reason)
+            if left is None:
+                conn.send(Rejected(request.request_id, code, reason, (), 0))
                 driver.submit(driver.default_action(), elapsed_ms=elapsed_ms,
-                              defaulted=f"{rejections} refused answers")
+                              defaulted=refused_default_reason(rejections))
                 break
-            conn.send(Rejected(request.request_id, code, reason, legal,
-                               tc.max_rejections - rejections))
+            conn.send(Rejected(request.request_id, code, reason, tuple(request.view.legal),
+                               left))
         _flush(driver, seats)

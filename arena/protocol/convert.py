@@ -1,28 +1,29 @@
 """Translate between the rules' records and the gin_arena.v1 messages, both ways.
 
-The one place protobuf meets the domain: the server builds every outgoing message here
-from what the match layer hands it (which came from ``observe``), and reads every incoming
-action here; the SDK uses the reverse direction. Reading raises ``MalformedError`` with a
-message naming the bad field, never anything else. No trio, no structlog.
+The one place protobuf meets the rules' records and the bot-facing records of
+``arena.protocol.records``: the server reads every incoming action here and builds its
+messages from these pieces (``arena.server.wire`` puts them together from the match's
+messages); the SDK reads what it is sent with the reverse direction, into the same records
+an in-process bot is given. Reading raises ``MalformedError`` with a message naming the
+bad field, never anything else. Imports the rules and protobuf only: no match layer, no
+trio, no structlog.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from arena.match.messages import (
-    DecisionRequest,
-    Defaulted,
-    HandFinished,
-    MatchEnded,
+from arena.protocol import pb
+from arena.protocol.records import (
+    BotEvent,
+    MatchOutcome,
     MatchStarted,
+    MoveDefaulted,
     Notice,
     OpponentActed,
-    Outgoing,
-    Rejected,
     TimeControl,
+    clean_fault,
 )
-from arena.protocol import PROTOCOL_VERSION, pb
 from arena.rules import (
     CARDS,
     Action,
@@ -43,6 +44,7 @@ from arena.rules import (
     Phase,
     PlayerView,
     PublicEvent,
+    RulesConfig,
     Sheet,
     TakeUpcard,
     parse_card,
@@ -209,7 +211,7 @@ def action_from_pb(msg: pb.Action, *, runs_only: bool = False) -> Action:
 # ---------------------------------------------------------------- views
 
 
-def _event_to_pb(e: PublicEvent) -> pb.PublicAction:
+def public_event_to_pb(e: PublicEvent) -> pb.PublicAction:
     return pb.PublicAction(seat=e.seat, action=_kind_action(e.kind),
                            card=str(e.card) if e.card is not None else "")
 
@@ -270,11 +272,11 @@ _PHASE_NAMES = {p: f"PHASE_{p.name}" for p in Phase}  # the proto enum's names
 def view_to_pb(view: PlayerView) -> pb.View:
     """A seat's view as sent to it. Built from ``observe`` only (see arena.rules.view)."""
     msg = pb.View()
-    _fill_view(msg, view)
+    fill_view(msg, view)
     return msg
 
 
-def _fill_view(msg: pb.View, view: PlayerView) -> None:
+def fill_view(msg: pb.View, view: PlayerView) -> None:
     """Write ``view`` into the empty ``msg`` field by field: filling a message in place
     costs about a third less than building it from keywords and copying it into its
     parent (the request is built once per decision)."""
@@ -412,74 +414,67 @@ def time_control_to_pb(tc: TimeControl) -> pb.TimeControl:
     return pb.TimeControl(
         hello_timeout_ms=tc.hello_timeout_ms, decision_ms=tc.decision_ms, bank_ms=tc.bank_ms,
         margin_ms=tc.margin_ms, max_strikes=tc.max_strikes, max_rejections=tc.max_rejections,
+        on_illegal=tc.on_illegal, reconnect_grace_ms=tc.reconnect_grace_ms,
     )
 
 
-def is_move_event(message: Outgoing) -> bool:
-    """True for the events that ride in the next DecisionRequest (see the proto)."""
-    return isinstance(message, OpponentActed | Defaulted)
+def time_control_from_pb(msg: pb.TimeControl) -> TimeControl:
+    try:
+        return TimeControl(
+            hello_timeout_ms=msg.hello_timeout_ms, decision_ms=msg.decision_ms,
+            bank_ms=msg.bank_ms, margin_ms=msg.margin_ms, max_strikes=msg.max_strikes,
+            max_rejections=msg.max_rejections, on_illegal=msg.on_illegal or "default",
+            reconnect_grace_ms=msg.reconnect_grace_ms)
+    except ValueError as e:
+        raise MalformedError(Code.BAD_ACTION, f"match_start.time_control: {e}") from None
 
 
-_EVENT_PB: dict[PublicEvent, pb.Event] = {}  # a few hundred distinct (seat, kind, card)
+def match_started_from_pb(msg: pb.MatchStart) -> MatchStarted:
+    """What ``on_match_start`` is given, from the MatchStart message."""
+    try:
+        rules = RulesConfig.from_json(msg.rules_json)
+    except MalformedError as e:
+        raise MalformedError(e.code, f"match_start.rules_json: {e.message}") from None
+    return MatchStarted(msg.match_id, msg.seat, rules, time_control_from_pb(msg.time_control),
+                        msg.opponent_name)
 
 
-def event_to_pb(message: OpponentActed | Defaulted) -> pb.Event:
-    """The protobuf form of a move event. An opponent's move is built once and shared:
-    callers copy it into a message (``extend``, a constructor) and never change it."""
-    if isinstance(message, OpponentActed):
-        hit = _EVENT_PB.get(message.event)
-        if hit is None:
-            hit = pb.Event(opponent_action=_event_to_pb(message.event))
-            if len(_EVENT_PB) < 4096:
-                _EVENT_PB[message.event] = hit
-        return hit
-    e = message.event  # the same seat and card fields as an opponent's move; the full action
-    return pb.Event(own_action_defaulted=pb.PublicAction(
-        seat=e.seat, action=action_to_pb(message.action),
-        card=str(e.card) if e.card is not None else ""))
+def _public_event_from_pb(msg: pb.PublicAction, where: str) -> PublicEvent:
+    kind = msg.action.WhichOneof("kind")
+    if kind is None or msg.seat not in (0, 1):
+        raise MalformedError(Code.BAD_ACTION, f"{where}: no seat or no kind of move")
+    return PublicEvent(msg.seat, kind, _read_card(msg.card, f"{where}.card") if msg.card
+                       else None)
 
 
-def server_message(message: Outgoing, events: Sequence[pb.Event] = ()) -> pb.ServerMessage:
-    """The protobuf form of a message from the match layer to one seat; ``events`` ride
-    along in a DecisionRequest."""
-    if isinstance(message, DecisionRequest):
-        out = pb.ServerMessage()
-        request = out.request  # filled in place: no nested message is built and copied
-        request.request_id = message.request_id
-        _fill_view(request.view, message.view)
-        request.legal.extend([action_to_pb(a) for a in message.view.legal])
-        request.time_left_ms = message.time_left_ms
-        request.bank_left_ms = message.bank_left_ms
-        request.last_latency_ms = message.last_latency_ms
-        request.previous_defaulted = message.previous_defaulted
-        if events:
-            request.events.extend(events)
-        return out
-    if isinstance(message, OpponentActed | Defaulted):
-        return pb.ServerMessage(event=event_to_pb(message))
-    if isinstance(message, HandFinished):
-        return pb.ServerMessage(event=pb.Event(hand_result=hand_result_to_pb(
-            message.hand_number, message.result, message.scores)))
-    if isinstance(message, Notice):
-        return pb.ServerMessage(event=pb.Event(notice=message.text))
-    if isinstance(message, Rejected):
-        return pb.ServerMessage(rejected=pb.ActionRejected(
-            request_id=message.request_id, code=message.code, reason=message.reason,
-            legal=[action_to_pb(a) for a in message.legal],
-            rejections_left=message.rejections_left,
-        ))
-    if isinstance(message, MatchStarted):
-        return pb.ServerMessage(match_start=pb.MatchStart(
-            match_id=message.match_id, seat=message.seat, rules_preset=message.rules.preset,
-            rules_json=message.rules.to_json(),
-            time_control=time_control_to_pb(message.time_control),
-            opponent_name=message.opponent, protocol_version=PROTOCOL_VERSION,
-        ))
-    if isinstance(message, MatchEnded):
-        r = message.result
-        return pb.ServerMessage(match_end=pb.MatchEnd(
-            match_id=r.match_id, winner=-1 if r.winner is None else r.winner,
-            scores=list(r.scores), reason=str(r.termination),
-            blamed_seat=-1 if r.blamed is None else r.blamed, detail=r.detail,
-        ))
-    raise TypeError(f"not an outgoing message: {message!r}")
+def bot_event_from_pb(msg: pb.Event, *, runs_only: bool = False) -> BotEvent | None:
+    """What ``on_event`` is given for an Event (None for a hand result, which goes to
+    ``on_hand_end`` instead)."""
+    kind = msg.WhichOneof("kind")
+    if kind == "opponent_action":
+        return OpponentActed(_public_event_from_pb(msg.opponent_action, "opponent_action"))
+    if kind == "own_action_defaulted":
+        own = msg.own_action_defaulted
+        return MoveDefaulted(action_from_pb(own.action, runs_only=runs_only), own.reason,
+                             _public_event_from_pb(own, "own_action_defaulted"))
+    if kind == "notice":
+        return Notice(msg.notice)
+    return None
+
+
+def outcome_from_pb(msg: pb.MatchEnd) -> MatchOutcome:
+    """What ``on_match_end`` is given."""
+    scores = (msg.scores[0], msg.scores[1]) if len(msg.scores) == 2 else (0, 0)
+    return MatchOutcome(msg.match_id, None if msg.winner < 0 else msg.winner, scores,
+                        msg.reason, None if msg.blamed_seat < 0 else msg.blamed_seat,
+                        msg.detail)
+
+
+def bot_error_reply(request_id: int, error: str) -> pb.BotMessage:
+    """The answer of a bot whose code failed to produce a move (see ActionReply.error)."""
+    return pb.BotMessage(action=pb.ActionReply(request_id=request_id, error=clean_fault(error)))
+
+
+def bot_error_report(error: str) -> pb.BotMessage:
+    """A bot error outside a decision (see BotError)."""
+    return pb.BotMessage(error=pb.BotError(message=clean_fault(error)))

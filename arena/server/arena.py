@@ -46,12 +46,8 @@ from arena.match.messages import (
 )
 from arena.match.runner import run_match
 from arena.protocol import PROTOCOL_VERSION, pb
-from arena.protocol.convert import (
-    action_from_pb,
-    event_to_pb,
-    is_move_event,
-    server_message,
-)
+from arena.protocol.convert import action_from_pb
+from arena.protocol.records import clean_fault
 from arena.rules import MalformedError, RulesConfig
 from arena.server.bridge import (
     Bridge,
@@ -62,6 +58,7 @@ from arena.server.bridge import (
     serve_grpc,
 )
 from arena.server.lobby import Admission, Lobby
+from arena.server.wire import event_to_pb, is_move_event, server_message
 
 log = structlog.get_logger("arena.server")
 
@@ -205,11 +202,18 @@ class GrpcSeat:
         kind = msg.WhichOneof("kind")
         arrived, lag = conn.arrived, conn.arrived_lag
         if kind == "action":
+            answer = msg.action
+            if answer.error:  # the bot's own code failed: a bot error, not a malformed move
+                return Reply(answer.request_id, None, clean_fault(answer.error), arrived, lag,
+                             bot_error=True)
             try:
-                action = action_from_pb(msg.action.action, runs_only=self.runs_only)
+                action = action_from_pb(answer.action, runs_only=self.runs_only)
             except MalformedError as e:
-                return Reply(msg.action.request_id, None, e.message, arrived, lag)
-            return Reply(msg.action.request_id, action, "", arrived, lag)
+                return Reply(answer.request_id, None, e.message, arrived, lag)
+            return Reply(answer.request_id, action, "", arrived, lag)
+        if kind == "error":
+            return Reply(self._last_request, None, clean_fault(msg.error.message), arrived, lag,
+                         report=True)
         what = "a second Hello" if kind == "hello" else "an empty message"
         return Reply(self._last_request, None, f"protocol: {what} in a match; send ActionReply",
                      arrived, lag)

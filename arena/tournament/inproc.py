@@ -1,9 +1,9 @@
 """Playing matches by calling Python bots directly, in this process or a pool worker.
 
-Kept light (no gRPC, no trio) so pool workers start fast. An exception raised by a bot
-forfeits its seat (``disconnect``, "bot crashed"); any other exception is the arena's own
-fault and voids the match (``arena_error``). Time is not enforced: a bot that never
-returns stalls its worker (use process mode for untrusted bots).
+Kept light (no gRPC, no trio) so pool workers start fast. A bot's own failures are judged
+by ``play_local`` as over gRPC (bot errors, refusals, time after the fact); any exception
+that escapes it is the arena's own fault and voids the match (``arena_error``). A bot that
+never returns stalls its worker: trusted bots only (process mode for the others).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import time
 from typing import Any
 
 from arena.match.driver import MatchDriver
-from arena.match.local import play_guarded
+from arena.match.local import play_local
 from arena.match.messages import MatchResult, Termination, TimeControl
 from arena.rules import RulesConfig
 from arena.tournament.formats import MatchSpec
@@ -46,7 +46,7 @@ class InProcessPlayer:
                              time_control=self.time_control,
                              meta={"deal": spec.deal, "seat_order": spec.order})
         try:
-            result = play_guarded(driver, (self._bot(spec.seats[0]), self._bot(spec.seats[1])))
+            result = play_local(driver, (self._bot(spec.seats[0]), self._bot(spec.seats[1])))
         except Exception as e:  # our own fault: void this match only
             result = driver.abort(Termination.ARENA_ERROR, f"{type(e).__name__}: {e}")
         return result, driver.record if self.want_record else None

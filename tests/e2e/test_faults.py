@@ -744,16 +744,17 @@ def always_illegal() -> React:
 
 
 def check_rejections(stream: Stream, tc: TimeControl) -> None:
+    by_request: dict[int, list[pb.ActionRejected]] = {}
     for rej in stream.rejections:
         assert rej.code in ("not_held", "wrong_phase"), rej
         assert rej.reason
-        assert len(rej.legal) > 0
-    by_request: dict[int, list[int]] = {}
-    for rej in stream.rejections:
-        by_request.setdefault(rej.request_id, []).append(rej.rejections_left)
-    for left in by_request.values():
+        by_request.setdefault(rej.request_id, []).append(rej)
+    for refusals in by_request.values():
         countdown = list(range(tc.max_rejections - 1, -1, -1))
-        assert left[:tc.max_rejections] == countdown
+        assert [r.rejections_left for r in refusals[:tc.max_rejections]] == countdown
+        # another answer is wanted: the legal moves; the policy's own refusal: none
+        assert all(len(r.legal) > 0 for r in refusals[:tc.max_rejections])
+        assert all(len(r.legal) == 0 for r in refusals[tc.max_rejections:])
 
 
 def test_illegal_moves_are_refused_then_defaulted_then_forfeit() -> None:
@@ -770,8 +771,9 @@ def test_illegal_moves_are_refused_then_defaulted_then_forfeit() -> None:
     check_rejections(stream, tc)
     decisions = tc.max_strikes + 1
     per_decision = tc.max_rejections + 1
-    # each refused decision: max_rejections countdown refusals, then a last one with 0 left
-    assert [r.rejections_left for r in stream.rejections] == [1, 0, 0] * decisions
+    # each refused decision: max_rejections countdown refusals, then the policy's own with 0
+    # left (and no legal moves: no answer is wanted); the strike that forfeits ends the match
+    assert [r.rejections_left for r in stream.rejections] == [1, 0, 0] * tc.max_strikes + [1, 0]
     assert len(stream.events("own_action_defaulted")) == tc.max_strikes
     assert stream.requests[1].previous_defaulted
     assert_forfeit(result, 0, Termination.FORFEIT_ILLEGAL)

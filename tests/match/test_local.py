@@ -1,11 +1,13 @@
-"""In-process play (``play_local`` / ``play_guarded``): rules enforced, bot faults judged."""
+"""In-process play (``play_local``): rules enforced, bot faults judged as over gRPC.
+
+The same cases against every way of seating a bot are in tests/contract/."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from arena.match.driver import MatchDriver
-from arena.match.local import play_guarded
+from arena.match.local import play_local
 from arena.match.messages import Termination
 from arena.rules import Action, Discard, PlayerView, RulesConfig
 from arena.rules.cards import CARDS
@@ -50,17 +52,34 @@ def driver() -> MatchDriver:
     return MatchDriver("local", RulesConfig(), ("a", "b"), seed=3)
 
 
-def test_a_bot_that_raises_forfeits_its_seat_not_the_arena() -> None:
+def test_a_bot_that_raises_has_that_answer_refused_as_a_bot_error_and_plays_on() -> None:
     d = driver()
-    result = play_guarded(d, (GreedyBot(), Raiser()))
-    assert result.termination == Termination.DISCONNECT
-    assert result.blamed == 1 and result.winner == 0
-    assert "bot crashed: RuntimeError: boom" in result.detail
+    result = play_local(d, (GreedyBot(), Raiser()))
+    assert result.termination in (Termination.COMPLETED, Termination.CAPPED)
+    stats = result.stats[1]
+    assert stats.errors == 1 and stats.rejections == 0
+    assert stats.first_error.startswith("decide() raised RuntimeError: boom at test_local.py:")
+    assert stats.first_error.endswith(" in decide")
+    refused = [e for e in d.record if e["type"] == "rejected"]
+    assert refused[0]["error"].startswith("bot_error: decide() raised RuntimeError: boom")
+
+
+def test_a_hook_that_raises_is_counted_and_the_match_goes_on() -> None:
+    class Noisy(GreedyBot):
+        def on_hand_end(self, result: Any, scores: tuple[int, int]) -> None:
+            raise KeyError("oops")
+
+    result = play_local(driver(), (Noisy(), GreedyBot()))
+    assert result.termination in (Termination.COMPLETED, Termination.CAPPED)
+    assert result.stats[0].errors == len(result.hands) > 0
+    assert result.stats[0].first_error.startswith("on_hand_end() raised KeyError: 'oops' at ")
 
 
 def test_answers_that_are_not_legal_actions_are_refused_and_the_match_goes_on() -> None:
     liar = Liar()
-    result = play_guarded(driver(), (liar, GreedyBot()))
-    assert liar.refused[:2] == ["malformed", "not_held"]
-    assert result.stats[0].rejections == 2
+    result = play_local(driver(), (liar, GreedyBot()))
+    assert liar.refused[:2] == ["bot_error", "not_held"]
+    assert result.stats[0].rejections == 1 and result.stats[0].errors == 1
+    assert result.stats[0].first_error == ("decide() returned str 'discard TD', not a move "
+                                           "(return one of view.legal, e.g. Discard(card))")
     assert result.termination in (Termination.COMPLETED, Termination.CAPPED)

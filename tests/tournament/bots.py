@@ -68,12 +68,16 @@ class Sloppy(Bot):
 
 
 class Crasher(Greedy):
-    """Raises on its first decision (a bot bug)."""
+    """Raises whenever it is asked for a move, in ``decide`` and in ``on_rejected`` (a bot
+    bug): every answer is a bot error, so the refusal policy makes it forfeit."""
 
     name = "crasher"
 
     def decide(self, view: PlayerView) -> Action:
         raise RuntimeError("crasher always crashes")
+
+    def on_rejected(self, view: PlayerView, code: str, reason: str) -> Action | None:
+        raise RuntimeError("crasher crashes again")
 
 
 class Staller(Greedy):

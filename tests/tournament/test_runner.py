@@ -44,7 +44,8 @@ def test_round_robin_in_process_totals(tmp_path: Path) -> None:
     cfg = config(tmp_path, "rr.sqlite", ["Greedy", "Sloppy", "Crasher"])
     summary = run_tournament(cfg)
     assert summary.scheduled == summary.played == 3 * 4 * 2 and summary.voided == 0
-    assert summary.forfeits == {"Crasher": 16}  # a crashing bot loses, the rest goes on
+    # a bot whose every answer is a bot error loses by the refusal policy; the rest goes on
+    assert summary.forfeits == {"Crasher": 16}
     with SqliteStore(cfg.database) as store:
         ratings = store.ratings(cfg.scope)
         assert {b: r.games for b, r in ratings.items()} == {"Greedy": 16, "Sloppy": 16,
@@ -52,7 +53,7 @@ def test_round_robin_in_process_totals(tmp_path: Path) -> None:
         st = standings(store, pick_scope(store))
     assert [r.stats.bot for r in st.rows] == ["Greedy", "Sloppy", "Crasher"]
     crasher = st.rows[2].stats
-    assert crasher.forfeits == 16 and crasher.losses == 16
+    assert crasher.forfeits == 16 and crasher.losses == 16 and crasher.illegal == 0
     assert st.matrix[("Greedy", "Sloppy")][0] > st.matrix[("Greedy", "Sloppy")][2]
 
 
@@ -98,14 +99,14 @@ def test_an_arena_fault_voids_the_match_and_it_is_not_rated(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     cfg = config(tmp_path, "void.sqlite", ["Greedy", "Sloppy"], deals=2)
     victim = next(iter(tournament_schedule(cfg, SECRET))).match_id
-    real = inproc.play_guarded
+    real = inproc.play_local
 
     def faulty(driver: Any, bots: Any) -> MatchResult:
         if driver.match_id == victim:
             raise RuntimeError("the arena broke")
         return real(driver, bots)
 
-    monkeypatch.setattr(inproc, "play_guarded", faulty)
+    monkeypatch.setattr(inproc, "play_local", faulty)
     summary = run_tournament(cfg)
     assert summary.voided == 1 and summary.played == 4
     rows = outcomes(cfg)
@@ -114,7 +115,7 @@ def test_an_arena_fault_voids_the_match_and_it_is_not_rated(
         assert {r.games for r in store.ratings(cfg.scope).values()} == {3}
         st = standings(store, pick_scope(store))
     assert st.voided == 1 and all(r.stats.games == 3 and r.stats.voids == 1 for r in st.rows)
-    monkeypatch.setattr(inproc, "play_guarded", real)
+    monkeypatch.setattr(inproc, "play_local", real)
     assert run_tournament(cfg).played == 0  # a void is finished: not replayed
 
 

@@ -27,12 +27,14 @@ PHASE_DEFEND: Phase
 PHASE_HAND_OVER: Phase
 
 class BotMessage(_message.Message):
-    __slots__ = ("hello", "action")
+    __slots__ = ("hello", "action", "error")
     HELLO_FIELD_NUMBER: _ClassVar[int]
     ACTION_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
     hello: Hello
     action: ActionReply
-    def __init__(self, hello: _Optional[_Union[Hello, _Mapping]] = ..., action: _Optional[_Union[ActionReply, _Mapping]] = ...) -> None: ...
+    error: BotError
+    def __init__(self, hello: _Optional[_Union[Hello, _Mapping]] = ..., action: _Optional[_Union[ActionReply, _Mapping]] = ..., error: _Optional[_Union[BotError, _Mapping]] = ...) -> None: ...
 
 class Hello(_message.Message):
     __slots__ = ("name", "protocol_version", "token", "resume")
@@ -47,12 +49,20 @@ class Hello(_message.Message):
     def __init__(self, name: _Optional[str] = ..., protocol_version: _Optional[int] = ..., token: _Optional[str] = ..., resume: _Optional[str] = ...) -> None: ...
 
 class ActionReply(_message.Message):
-    __slots__ = ("request_id", "action")
+    __slots__ = ("request_id", "action", "error")
     REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
     ACTION_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
     request_id: int
     action: Action
-    def __init__(self, request_id: _Optional[int] = ..., action: _Optional[_Union[Action, _Mapping]] = ...) -> None: ...
+    error: str
+    def __init__(self, request_id: _Optional[int] = ..., action: _Optional[_Union[Action, _Mapping]] = ..., error: _Optional[str] = ...) -> None: ...
+
+class BotError(_message.Message):
+    __slots__ = ("message",)
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    message: str
+    def __init__(self, message: _Optional[str] = ...) -> None: ...
 
 class Action(_message.Message):
     __slots__ = ("take_upcard", "draw_stock", "draw_discard", "discard", "knock", "gin", "big_gin", "defend")
@@ -154,20 +164,24 @@ class LobbyStatus(_message.Message):
     def __init__(self, place: _Optional[int] = ..., waiting: _Optional[int] = ..., matches_running: _Optional[int] = ..., max_matches: _Optional[int] = ..., detail: _Optional[str] = ...) -> None: ...
 
 class TimeControl(_message.Message):
-    __slots__ = ("hello_timeout_ms", "decision_ms", "bank_ms", "margin_ms", "max_strikes", "max_rejections")
+    __slots__ = ("hello_timeout_ms", "decision_ms", "bank_ms", "margin_ms", "max_strikes", "max_rejections", "on_illegal", "reconnect_grace_ms")
     HELLO_TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
     DECISION_MS_FIELD_NUMBER: _ClassVar[int]
     BANK_MS_FIELD_NUMBER: _ClassVar[int]
     MARGIN_MS_FIELD_NUMBER: _ClassVar[int]
     MAX_STRIKES_FIELD_NUMBER: _ClassVar[int]
     MAX_REJECTIONS_FIELD_NUMBER: _ClassVar[int]
+    ON_ILLEGAL_FIELD_NUMBER: _ClassVar[int]
+    RECONNECT_GRACE_MS_FIELD_NUMBER: _ClassVar[int]
     hello_timeout_ms: int
     decision_ms: int
     bank_ms: int
     margin_ms: int
     max_strikes: int
     max_rejections: int
-    def __init__(self, hello_timeout_ms: _Optional[int] = ..., decision_ms: _Optional[int] = ..., bank_ms: _Optional[int] = ..., margin_ms: _Optional[int] = ..., max_strikes: _Optional[int] = ..., max_rejections: _Optional[int] = ...) -> None: ...
+    on_illegal: str
+    reconnect_grace_ms: int
+    def __init__(self, hello_timeout_ms: _Optional[int] = ..., decision_ms: _Optional[int] = ..., bank_ms: _Optional[int] = ..., margin_ms: _Optional[int] = ..., max_strikes: _Optional[int] = ..., max_rejections: _Optional[int] = ..., on_illegal: _Optional[str] = ..., reconnect_grace_ms: _Optional[int] = ...) -> None: ...
 
 class MatchStart(_message.Message):
     __slots__ = ("match_id", "seat", "rules_preset", "rules_json", "time_control", "opponent_name", "protocol_version", "resume_key")
@@ -190,14 +204,16 @@ class MatchStart(_message.Message):
     def __init__(self, match_id: _Optional[str] = ..., seat: _Optional[int] = ..., rules_preset: _Optional[str] = ..., rules_json: _Optional[str] = ..., time_control: _Optional[_Union[TimeControl, _Mapping]] = ..., opponent_name: _Optional[str] = ..., protocol_version: _Optional[int] = ..., resume_key: _Optional[str] = ...) -> None: ...
 
 class PublicAction(_message.Message):
-    __slots__ = ("seat", "action", "card")
+    __slots__ = ("seat", "action", "card", "reason")
     SEAT_FIELD_NUMBER: _ClassVar[int]
     ACTION_FIELD_NUMBER: _ClassVar[int]
     CARD_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
     seat: int
     action: Action
     card: str
-    def __init__(self, seat: _Optional[int] = ..., action: _Optional[_Union[Action, _Mapping]] = ..., card: _Optional[str] = ...) -> None: ...
+    reason: str
+    def __init__(self, seat: _Optional[int] = ..., action: _Optional[_Union[Action, _Mapping]] = ..., card: _Optional[str] = ..., reason: _Optional[str] = ...) -> None: ...
 
 class RevealedHand(_message.Message):
     __slots__ = ("seat", "melds", "deadwood", "layoffs", "deadwood_value")
