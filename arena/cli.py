@@ -415,8 +415,8 @@ def _positive(name: str, value: int) -> None:
 
 
 def _cmd_play(args: argparse.Namespace) -> int:
+    from arena.botspec import SpecError
     from arena.play import PlayOptions, format_table, run_play
-    from sdk.launch import SpecError
 
     _positive("--games", args.games)
     if args.concurrency < 0:

@@ -28,6 +28,7 @@ import structlog
 import trio
 
 from arena import texttable
+from arena.botspec import SAMPLE_BOTS, SpecError, is_python_spec, resolve_python
 from arena.groups import first_leaf
 from arena.match.driver import MatchDriver, derive_seed, new_seed
 from arena.match.messages import MatchResult, Termination, TimeControl
@@ -43,7 +44,6 @@ from arena.rules import RulesConfig
 from arena.server.arena import Arena, start_arena, write_replay
 from arena.tournament.formats import MatchSpec as TaskSpec
 from arena.tournament.inproc import InProcessPlayer, init_worker, play_batch_in_worker
-from sdk.launch import SAMPLE_BOTS, SpecError, is_python_spec, load_bot_class
 
 log = structlog.get_logger("arena.play")
 
@@ -60,16 +60,16 @@ class Entrant:
 
 
 def make_entrants(specs: Sequence[str]) -> list[Entrant]:
-    """Entrants with unique names; ``SpecError`` for a Python spec that does not load."""
+    """Entrants with unique names; ``SpecError`` for a spec that names no bot."""
     out: list[Entrant] = []
     seen: dict[str, int] = {}
     for spec in specs:
         check_spec(spec)
         if is_python_spec(spec):
-            cls = load_bot_class(spec)  # fail early, with the reason
-            base = spec if spec in SAMPLE_BOTS else getattr(cls, "name", "") or cls.__name__
+            found = resolve_python(spec)  # read, not run: fail early, with the reason
+            base = spec if spec in SAMPLE_BOTS else found.name
             if base == "bot":
-                base = cls.__name__
+                base = found.class_name
         else:
             base = Path(shlex.split(spec)[0]).name
         seen[base] = seen.get(base, 0) + 1

@@ -27,10 +27,10 @@ from typing import Any, Final
 import structlog
 import trio
 
+from arena.botspec import SAMPLE_BOTS, SpecError, is_python_spec, resolve_python
 from arena.match.driver import MatchDriver
 from arena.match.messages import MatchResult, Termination
 from arena.server.arena import Arena
-from sdk.launch import SpecError, is_python_spec, load_bot_class
 
 log = structlog.get_logger("arena.processes")
 ROOT = Path(__file__).resolve().parents[1]
@@ -39,12 +39,13 @@ STEADY_S = 60.0  # a process that ran this long before exiting gets a fresh rest
 
 
 def check_spec(spec: str) -> None:
-    """``SpecError`` saying what is wrong if ``spec`` cannot be launched: a Python bot that
-    does not load, or a command whose program is not found."""
+    """``SpecError`` saying what is wrong if ``spec`` cannot be launched: a Python bot whose
+    source does not name a bot class (read, not run), or a command whose program is not
+    found."""
     if not spec.strip():
         raise SpecError("an empty bot spec")
     if is_python_spec(spec):
-        load_bot_class(spec)
+        resolve_python(spec)
         return
     try:
         argv = shlex.split(spec)
@@ -66,8 +67,6 @@ def spec_fingerprint(spec: str) -> str:
     other files are not read. Empty for a remote bot (no spec)."""
     if not spec:
         return ""
-    from sdk.launch import SAMPLE_BOTS
-
     h = hashlib.sha256(spec.encode())
     target = SAMPLE_BOTS.get(spec, spec)
     path: str | None = None
@@ -123,7 +122,8 @@ def bot_command(spec: str, address: str, token: str, name: str) -> list[str]:
     """How a bot with ``spec`` is launched to connect to ``address``. On Linux it dies with
     the arena (see ``_GUARD``)."""
     if is_python_spec(spec):
-        args = ["sdk.launch", spec, "--address", address, "--token", token, "--name", name]
+        target = resolve_python(spec).target
+        args = ["sdk.launch", target, "--address", address, "--token", token, "--name", name]
         if _DIES_WITH_ARENA:
             return [sys.executable, "-c", _GUARD, str(os.getpid()), "module", *args]
         return [sys.executable, "-m", *args]

@@ -23,6 +23,7 @@ from typing import Any
 
 import trio
 
+from arena.botspec import load_bot_class
 from arena.logs import configure as configure_logs
 from arena.match.driver import MatchDriver
 from arena.match.local import play_local
@@ -32,7 +33,6 @@ from arena.protocol import pb
 from arena.protocol.convert import action_from_pb, action_to_pb
 from arena.rules import Action, BigGin, Gin, Knock, preset
 from arena.server.wire import event_to_pb, is_move_event, server_message
-from sdk.launch import load_bot_class
 
 
 def timed(cls: type[Any], clock: list[float]) -> Any:

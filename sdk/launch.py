@@ -2,7 +2,8 @@
 
 SPEC is ``module:Class``, ``path/to/file.py`` (its one Bot subclass) or ``file.py:Class``,
 or a sample bot name (``random``, ``greedy``, ``strong``). The address and token may also
-come from ARENA_ADDRESS and ARENA_TOKEN (that is how ``arena play`` starts bots).
+come from ARENA_ADDRESS and ARENA_TOKEN (that is how ``arena play`` starts bots, with the
+spec already resolved to ``file.py:Class`` or ``module:Class`` by ``arena.botspec``).
 """
 
 from __future__ import annotations
@@ -26,18 +27,6 @@ SAMPLE_BOTS = {
 
 class SpecError(ValueError):
     """A bot spec that names no loadable Bot class."""
-
-
-def is_python_spec(spec: str) -> bool:
-    """True if ``spec`` names Python code (rather than a command line to run)."""
-    if spec in SAMPLE_BOTS:
-        return True
-    head = spec.split(":")[0]
-    if head.endswith(".py"):
-        # "python3 bot.py" is a command; a file path may hold spaces only if it exists
-        return " " not in spec.strip() or Path(head).is_file()
-    return ":" in spec and " " not in spec and all(
-        part.isidentifier() for part in head.split(".")) and spec.split(":")[1].isidentifier()
 
 
 def load_bot_class(spec: str) -> type[Bot]:

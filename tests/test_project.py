@@ -36,6 +36,39 @@ def test_importing_the_sdk_loads_neither_trio_nor_structlog() -> None:
     assert done.returncode == 0, f"sdk imported {done.stdout.strip()}: {done.stderr}"
 
 
+HOST_SIDE = ("arena.match", "arena.server", "arena.tournament", "arena.play", "arena.cli",
+             "arena.processes", "arena.botspec")
+
+
+def _imported_after(code: str) -> list[str]:
+    """The modules loaded by running ``code`` in a fresh interpreter."""
+    probe = (f"import sys; {code}; "
+             "print('\\n'.join(sorted(sys.modules)))")
+    done = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.split()
+
+
+def test_the_sdk_imports_nothing_of_the_host() -> None:
+    loaded = _imported_after("import sdk, sdk.client, sdk.launch, sdk.bot")
+    host = [m for m in loaded if m.startswith(HOST_SIDE)]
+    assert host == [], f"the SDK imported host modules: {host}"
+    assert "arena.protocol.records" in loaded  # what its hooks are given
+
+
+def test_the_host_does_not_import_the_sdk() -> None:
+    loaded = _imported_after(
+        "import arena.cli, arena.play, arena.processes, arena.botspec, arena.server.arena, "
+        "arena.server.wire, arena.tournament.runner, arena.tournament.ladder, "
+        "arena.tournament.inproc, arena.tournament.commands, arena.match.local; "
+        "from arena.botspec import resolve_python, SAMPLE_BOTS; "
+        "[resolve_python(s) for s in SAMPLE_BOTS]")
+    # finding a module's source imports its parent package: sample_bots' own is a lazy index
+    sdk_modules = [m for m in loaded if m == "sdk" or m.startswith(("sdk.", "sample_bots."))]
+    assert sdk_modules == [], f"the host imported bot-side modules: {sdk_modules}"
+
+
 def test_rules_engine_imports_only_the_standard_library() -> None:
     code = ("import sys; before = set(sys.modules); import arena.rules; "
             "new = {m.split('.')[0] for m in set(sys.modules) - before}; "

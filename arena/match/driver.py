@@ -271,7 +271,10 @@ class MatchDriver:
 
     def note_error(self, seat: int, error: str) -> None:
         """A bot error of ``seat`` (its code raised, or did not answer with a move): counted,
-        the first one kept, every one in the record."""
+        the first one kept, every one in the record. Once the match is over nothing more
+        counts (over the network, nothing is listening by then)."""
+        if self.result is not None:
+            return
         stats = self.stats[seat]
         stats.errors += 1
         if not stats.first_error:

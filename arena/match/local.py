@@ -5,11 +5,13 @@ The bot meets the same judgement as over gRPC (``arena.match.policy``): a refuse
 reported to ``on_rejected`` with the legal moves and asked again up to ``max_rejections``
 times, then ``on_illegal`` applies; an answer that took longer than the decision's budget
 is a timeout (a direct call cannot be cut off, so the judgement comes after the fact: the
-answer is dropped and the default move played); the hooks are given the records of
-``arena.protocol.records``. A bot's own failure is a bot error, never a crash of the match:
-a ``decide`` or ``on_rejected`` that raises, or answers with something that is not a move,
-has that answer refused with code ``bot_error``; a notification hook that raises is
-counted and the match goes on. The arena's own failures still raise.
+answer is dropped and the default move played, and the time the bot ran past its deadline,
+less the opponent's thinking meanwhile, is charged to its next decision, as over the
+network, where that next request waits while the bot is still busy); the hooks are given
+the records of ``arena.protocol.records``. A bot's own failure is a bot error, never a
+crash of the match: a ``decide`` or ``on_rejected`` that raises, or answers with something
+that is not a move, has that answer refused with code ``bot_error``; a notification hook
+that raises is counted and the match goes on. The arena's own failures still raise.
 """
 
 from __future__ import annotations
@@ -109,6 +111,7 @@ def play_local(driver: MatchDriver, bots: tuple[LocalBot, LocalBot]) -> MatchRes
 def _play(driver: MatchDriver, bots: tuple[LocalBot, LocalBot], policy: SeatPolicy) -> None:
     perf = time.perf_counter
     tc = driver.time_control
+    owed = [0.0, 0.0]  # ms a seat ran past its last deadline, not yet covered by the other's
     while not driver.is_over:
         seat = driver.seat_to_act()
         request = driver.next_request(tc.decision_ms, policy.bank[seat])
@@ -118,13 +121,15 @@ def _play(driver: MatchDriver, bots: tuple[LocalBot, LocalBot], policy: SeatPoli
         bot = bots[seat]
         view: PlayerView = request.view
         budget_ms = policy.budget_ms(seat)
+        late, owed[seat] = owed[seat], 0.0
         started = perf()
         action, error = _answer("decide()", bot.decide, view)
         rejections = 0
         while True:
-            elapsed_ms = (perf() - started) * 1000
+            elapsed_ms = (perf() - started) * 1000 + late
             if elapsed_ms > budget_ms:  # judged after the fact: the answer is dropped
                 driver.note_timeout(seat)
+                owed[seat] = elapsed_ms - budget_ms
                 why = policy.missed(seat)
                 driver.submit(driver.default_action(), elapsed_ms=elapsed_ms, defaulted=why)
                 break
@@ -138,6 +143,7 @@ def _play(driver: MatchDriver, bots: tuple[LocalBot, LocalBot], policy: SeatPoli
                     code, reason = str(err.code), err.message
                 else:
                     policy.answered(seat, elapsed_ms)
+                    owed[1 - seat] = max(0.0, owed[1 - seat] - elapsed_ms)
                     break
             rejections += 1
             driver.note_rejection(seat, action, f"{code}: {reason}", illegal=code != BOT_ERROR)

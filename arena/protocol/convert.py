@@ -387,7 +387,8 @@ def hand_result_to_pb(number: int, result: HandResult, scores: tuple[int, int]
     ] if result.winner is not None else []
     return pb.HandResult(hand_number=number, winner=-1 if result.winner is None
                          else result.winner, kind=result.kind, points=result.points,
-                         hands=hands, scores=list(scores))
+                         hands=hands, scores=list(scores), multiplier=result.multiplier,
+                         bonus=result.bonus)
 
 
 def hand_result_from_pb(msg: pb.HandResult, *, runs_only: bool = False) -> HandResult:
@@ -407,7 +408,8 @@ def hand_result_from_pb(msg: pb.HandResult, *, runs_only: bool = False) -> HandR
     if winner is not None:
         knocker = winner if msg.kind != "undercut" else 1 - winner
     return HandResult(msg.kind, winner, msg.points, knocker, (dw[0], dw[1]),
-                      (melds[0], melds[1]), (dw_cards[0], dw_cards[1]), layoffs)
+                      (melds[0], melds[1]), (dw_cards[0], dw_cards[1]), layoffs,
+                      msg.multiplier or 1, msg.bonus)
 
 
 def time_control_to_pb(tc: TimeControl) -> pb.TimeControl:

@@ -26,7 +26,7 @@ class InProcessPlayer:
 
     def __init__(self, specs: dict[str, str], rules: RulesConfig, time_control: TimeControl,
                  want_record: bool) -> None:
-        from sdk.launch import load_bot_class
+        from arena.botspec import load_bot_class
 
         self.classes = {name: load_bot_class(spec) for name, spec in specs.items()}
         self.rules = rules

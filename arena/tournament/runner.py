@@ -312,7 +312,7 @@ def _check_same_bots(cfg: TournamentConfig, store: Store) -> None:
 
 
 def _check_specs(cfg: TournamentConfig) -> None:
-    from sdk.launch import SpecError, is_python_spec
+    from arena.botspec import SpecError, is_python_spec
 
     for b in cfg.bots:
         if b.is_remote:

@@ -82,7 +82,7 @@ def test_register_prints_the_token_once(tmp_path: Path, capsys: pytest.CaptureFi
     (["tournament"], "give a CONFIG.toml or --bots"),
     (["tournament", "missing.toml"], "missing.toml: cannot read"),
     (["tournament", "--bots", "nosuch.module:Bot", "greedy", "--seed", "x"],
-     "bot 'Bot': cannot import bot module 'nosuch.module'"),
+     "bot 'Bot': cannot find bot module 'nosuch.module'"),
     (["tournament", "--bots", "greedy", "--seed", "x"], "a tournament needs at least two bots"),
     (["tournament", "--bots", "a:B", "c:D", "--seed", "x", "--format", "sprt", "--deals", "0"],
      "deals must be at least 1"),

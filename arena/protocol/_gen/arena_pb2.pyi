@@ -304,20 +304,24 @@ class DecisionRequest(_message.Message):
     def __init__(self, request_id: _Optional[int] = ..., view: _Optional[_Union[View, _Mapping]] = ..., legal: _Optional[_Iterable[_Union[Action, _Mapping]]] = ..., time_left_ms: _Optional[int] = ..., bank_left_ms: _Optional[int] = ..., last_latency_ms: _Optional[int] = ..., previous_defaulted: _Optional[bool] = ..., events: _Optional[_Iterable[_Union[Event, _Mapping]]] = ...) -> None: ...
 
 class HandResult(_message.Message):
-    __slots__ = ("hand_number", "winner", "kind", "points", "hands", "scores")
+    __slots__ = ("hand_number", "winner", "kind", "points", "hands", "scores", "multiplier", "bonus")
     HAND_NUMBER_FIELD_NUMBER: _ClassVar[int]
     WINNER_FIELD_NUMBER: _ClassVar[int]
     KIND_FIELD_NUMBER: _ClassVar[int]
     POINTS_FIELD_NUMBER: _ClassVar[int]
     HANDS_FIELD_NUMBER: _ClassVar[int]
     SCORES_FIELD_NUMBER: _ClassVar[int]
+    MULTIPLIER_FIELD_NUMBER: _ClassVar[int]
+    BONUS_FIELD_NUMBER: _ClassVar[int]
     hand_number: int
     winner: int
     kind: str
     points: int
     hands: _containers.RepeatedCompositeFieldContainer[RevealedHand]
     scores: _containers.RepeatedScalarFieldContainer[int]
-    def __init__(self, hand_number: _Optional[int] = ..., winner: _Optional[int] = ..., kind: _Optional[str] = ..., points: _Optional[int] = ..., hands: _Optional[_Iterable[_Union[RevealedHand, _Mapping]]] = ..., scores: _Optional[_Iterable[int]] = ...) -> None: ...
+    multiplier: int
+    bonus: int
+    def __init__(self, hand_number: _Optional[int] = ..., winner: _Optional[int] = ..., kind: _Optional[str] = ..., points: _Optional[int] = ..., hands: _Optional[_Iterable[_Union[RevealedHand, _Mapping]]] = ..., scores: _Optional[_Iterable[int]] = ..., multiplier: _Optional[int] = ..., bonus: _Optional[int] = ...) -> None: ...
 
 class Event(_message.Message):
     __slots__ = ("opponent_action", "own_action_defaulted", "hand_result", "notice")
