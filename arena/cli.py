@@ -416,7 +416,7 @@ def _positive(name: str, value: int) -> None:
 
 def _cmd_play(args: argparse.Namespace) -> int:
     from arena.botspec import SpecError
-    from arena.play import PlayOptions, format_table, run_play
+    from arena.play import PlayOptions, format_problems, format_table, run_play
 
     _positive("--games", args.games)
     if args.concurrency < 0:
@@ -446,6 +446,10 @@ def _cmd_play(args: argparse.Namespace) -> int:
           f"({hands / elapsed:.0f} hands/s); rules {opts.rules.preset}; seed {seed}"
           + (f"; replays in {opts.replay_dir}/" if opts.replay_dir else ""))
     print(format_table(tallies))
+    logs = opts.replay_dir / "bot-logs" if opts.replay_dir and not opts.in_process else None
+    problems = format_problems(tallies, logs)
+    if problems:
+        print(problems)
     return 0
 
 

@@ -127,11 +127,17 @@ class Tally:
     undercuts: int = 0
     timeouts: int = 0
     illegal: int = 0
+    errors: int = 0  # bot errors: its code raised, or answered with something not a move
+    first_error: str = ""
     forfeits: int = 0
+    draws: int = 0  # games played out with no winner (level scores, or the hand cap)
 
     def add(self, result: MatchResult, seat: int) -> None:
         self.games += 1
-        if result.winner is None:
+        if result.winner is None and result.termination in (Termination.COMPLETED,
+                                                            Termination.CAPPED):
+            self.draws += 1
+        elif result.winner is None:
             self.voids += 1
         elif result.winner == seat:
             self.wins += 1
@@ -146,8 +152,12 @@ class Tally:
                 self.hands_won += 1
                 self.gins += h.kind in ("gin", "big_gin")
                 self.undercuts += h.kind == "undercut"
-        self.timeouts += result.stats[seat].timeouts
-        self.illegal += result.stats[seat].rejections
+        stats = result.stats[seat]
+        self.timeouts += stats.timeouts
+        self.illegal += stats.rejections
+        self.errors += stats.errors
+        if stats.first_error and not self.first_error:
+            self.first_error = stats.first_error
 
     def win_interval(self) -> tuple[float, float, float]:
         decided = self.wins + self.losses
@@ -165,16 +175,33 @@ def tally(results: Sequence[tuple[MatchSpec, MatchResult]], names: Sequence[str]
 
 
 def format_table(tallies: Sequence[Tally], width: int | None = None) -> str:
-    head = ("bot", "games", "wins", "win rate [95% CI]", "points", "pts/hand", "hands won",
-            "gins", "undercuts", "timeouts", "illegal", "forfeits")
+    head = ("bot", "games", "W-D-L", "win rate [95% CI]", "points", "pts/hand", "hands won",
+            "gins", "undercuts", "timeouts", "illegal", "errors", "forfeits")
     rows = []
     for t in tallies:
         rate, lo, hi = t.win_interval()
-        rows.append((t.name, str(t.games), str(t.wins), f"{rate:.1%} [{lo:.1%}, {hi:.1%}]",
+        rows.append((t.name, str(t.games), f"{t.wins}-{t.draws}-{t.losses}",
+                     f"{rate:.1%} [{lo:.1%}, {hi:.1%}]",
                      str(t.points), f"{t.points / t.hands:.2f}" if t.hands else "-",
                      f"{t.hands_won}/{t.hands}", str(t.gins), str(t.undercuts),
-                     str(t.timeouts), str(t.illegal), str(t.forfeits)))
+                     str(t.timeouts), str(t.illegal), str(t.errors), str(t.forfeits)))
     return texttable.render(head, rows, left={0}, keep=1, width=width)
+
+
+def format_problems(tallies: Sequence[Tally], logs_dir: Path | None) -> str:
+    """What went wrong with each bot's code, after the table ("" if nothing did): how many
+    bot errors, the first one with the line it came from, and where the bot's log is."""
+    lines = []
+    for t in tallies:
+        if not t.errors:
+            continue
+        log = (f"; its log: {logs_dir / t.name}-*.log" if logs_dir is not None
+               else "; in-process: the bot's output went to this terminal")
+        lines.append(f"  {t.name}: {t.errors} bot error{'s' if t.errors != 1 else ''}; "
+                     f"first: {t.first_error}{log}")
+    if not lines:
+        return ""
+    return "\n".join(["problems (docs/protocol.md, \"The bot contract\"):", *lines])
 
 
 # ---------------------------------------------------------------- running
@@ -339,5 +366,5 @@ def run_play(opts: PlayOptions) -> tuple[list[Tally], list[tuple[MatchSpec, Matc
     return tally(results, [e.name for e in entrants]), results, elapsed
 
 
-__all__ = ["PlayOptions", "Tally", "Termination", "format_table", "run_play", "schedule",
-           "wilson"]
+__all__ = ["PlayOptions", "Tally", "Termination", "format_problems", "format_table", "run_play",
+           "schedule", "wilson"]

@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -145,13 +146,15 @@ def test_play_prints_the_table_and_writes_replays(played: Played) -> None:
     assert lines[0].startswith(f"{GAMES} games, ")
     assert "seed cli-e2e" in lines[0]
     header = lines[1].split()
-    assert header[:3] == ["bot", "games", "wins"]
+    assert header[:3] == ["bot", "games", "W-D-L"] and "errors" in header
     assert set(lines[2]) <= {"-", " "}
     rows = {line.split()[0]: line.split() for line in lines[3:5]}
     assert set(rows) == set(played.names)
     for row in rows.values():
         assert row[1] == str(GAMES)  # each bot played every game
-    assert sum(int(row[2]) for row in rows.values()) <= GAMES
+        assert sum(map(int, row[2].split("-"))) == GAMES  # wins, draws, losses
+    assert sum(int(row[2].split("-")[0]) for row in rows.values()) <= GAMES
+    assert "problems" not in ran.out
     files = sorted(played.replays.glob("*.jsonl"))
     assert len(files) == GAMES
     for path in files:
@@ -160,6 +163,56 @@ def test_play_prints_the_table_and_writes_replays(played: Played) -> None:
         assert set(record[0]["names"]) == set(played.names)
         assert record[-1]["type"] == "end"
         assert record[-1]["termination"] == "completed"
+
+
+BUGGY_BOT = '''
+from sdk import Bot
+
+
+class Buggy(Bot):
+    name = "buggy"
+
+    def draw_discard(self, view):
+        return view.discard_pile[-1].rnak < 5  # the bug: a typo
+'''
+
+
+def table_row(out: str, bot: str) -> dict[str, str]:
+    """``bot``'s row of the results table, by column (the table may come in blocks)."""
+    row: dict[str, str] = {}
+    lines = out.splitlines()
+    for i, line in enumerate(lines):
+        if line.startswith("bot ") and i + 1 < len(lines) and set(lines[i + 1]) <= {"-", " "}:
+            spans = [m.span() for m in re.finditer(r"-+", lines[i + 1])]  # the column widths
+            for body in lines[i + 2:]:
+                if not body.strip() or body.startswith("bot "):
+                    break
+                cells = [body[a:b].strip() for a, b in spans]
+                if cells[0] == bot:
+                    row.update(zip((line[a:b].strip() for a, b in spans), cells, strict=True))
+    return row
+
+
+@pytest.mark.parametrize("mode", ["grpc", "in-process"])
+def test_a_bot_bug_is_counted_and_named_with_its_line_in_both_modes(tmp_path: Path,
+                                                                   mode: str) -> None:
+    (tmp_path / "buggy.py").write_text(BUGGY_BOT)
+    other = "greedy" if HAS_SAMPLE_BOTS else str(tmp_path / "knocker.py")
+    if not HAS_SAMPLE_BOTS:
+        (tmp_path / "knocker.py").write_text(KNOCKER_BOT)
+    ran = arena("play", tmp_path / "buggy.py", other, "--games", "4", "--seed", "bug-1",
+                "--replays", tmp_path / "run", "--decision-ms", "3000",
+                *(["--in-process"] if mode == "in-process" else []))
+    assert ran.code == 0, ran.err
+    row = table_row(ran.out, "buggy")
+    errors = int(row["errors"])
+    assert errors > 0 and row["illegal"] == "0"
+    [problem] = [line for line in ran.out.splitlines() if line.startswith("  buggy: ")]
+    assert problem.startswith(f"  buggy: {errors} bot error")
+    assert ("first: decide() raised AttributeError: 'Card' object has no attribute 'rnak' at "
+            "buggy.py:9 in draw_discard") in problem
+    if mode == "grpc":
+        assert f"its log: {tmp_path / 'run' / 'bot-logs' / 'buggy'}-*.log" in problem
 
 
 def test_replay_confirms_every_recorded_result(played: Played) -> None:
