@@ -48,6 +48,8 @@ class BotStats:
     undercuts: int = 0
     timeouts: int = 0
     illegal: int = 0
+    errors: int = 0  # bot errors: its code raised, or answered with something not a move
+    first_error: str = ""
     forfeits: int = 0
 
     @property
@@ -149,6 +151,8 @@ def standings(store: SqliteStore, scope: ScopeInfo) -> Standings:
         s.undercuts += r.undercuts
         s.timeouts += r.timeouts
         s.illegal += r.illegal
+        s.errors += r.errors
+        s.first_error = s.first_error or r.first_error
         s.forfeits += r.forfeit
     units = units_from_matches(matches)
     fits = standings_fit(bots, units) if bots else []
@@ -195,7 +199,7 @@ def _sprt(sprt: dict[str, Any], matches: list[Any], bots: list[str]
 
 _COLUMNS = ("rank", "bot", "elo", "elo_low", "elo_high", "los_next", "games", "wins", "draws",
             "losses", "score_rate", "score_low", "score_high", "points_per_hand", "hands",
-            "gin_rate", "undercut_rate", "timeouts", "illegal", "forfeits", "voids",
+            "gin_rate", "undercut_rate", "timeouts", "illegal", "errors", "forfeits", "voids",
             "live_mu", "live_sigma")
 
 
@@ -211,7 +215,7 @@ def _record(row: Row) -> dict[str, Any]:
         "score_high": round(hi, 4), "points_per_hand": round(s.points_per_hand, 3),
         "hands": s.hands, "gin_rate": round(s.gin_rate, 4),
         "undercut_rate": round(s.undercut_rate, 4), "timeouts": s.timeouts,
-        "illegal": s.illegal, "forfeits": s.forfeits, "voids": s.voids,
+        "illegal": s.illegal, "errors": s.errors, "forfeits": s.forfeits, "voids": s.voids,
         "live_mu": round(row.live.mu, 3), "live_sigma": round(row.live.sigma, 3),
     }
 
@@ -220,7 +224,7 @@ def format_table(st: Standings, width: int | None = None) -> str:
     """The standings as an aligned text table no wider than ``width`` (the terminal's by
     default), with a title line and notes."""
     head = ("#", "bot", "Elo [95% CI]", "LOS", "games", "W-D-L", "score [95% CI]", "pts/hand",
-            "gin%", "undercut%", "timeouts", "illegal", "forfeits", "live mu±sigma")
+            "gin%", "undercut%", "timeouts", "illegal", "errors", "forfeits", "live mu±sigma")
     rows = []
     for row in st.rows:
         s, f = row.stats, row.fit
@@ -230,7 +234,7 @@ def format_table(st: Standings, width: int | None = None) -> str:
             "" if f.los_next is None else f"{f.los_next:.1%}", str(s.games),
             f"{s.wins}-{s.draws}-{s.losses}", f"{s.score_rate:.1%} [{lo:.1%}, {hi:.1%}]",
             f"{s.points_per_hand:+.2f}", f"{s.gin_rate:.1%}", f"{s.undercut_rate:.1%}",
-            str(s.timeouts), str(s.illegal), str(s.forfeits),
+            str(s.timeouts), str(s.illegal), str(s.errors), str(s.forfeits),
             f"{row.live.mu:.1f}±{row.live.sigma:.1f}"))
     title = (f"{st.scope.name} ({st.scope.kind}, {st.scope.scope}): {st.matches} matches"
              + (f", {st.voided} voided (not counted)" if st.voided else ""))
@@ -246,6 +250,11 @@ def format_table(st: Standings, width: int | None = None) -> str:
     if extreme:
         notes.append(f"{', '.join(extreme)}: all wins or all losses, so the Elo is set by the "
                      "fit's prior (one virtual draw) and the interval says little.")
+    for r in st.rows:
+        if r.stats.errors:
+            notes.append(f"{r.stats.bot}: {r.stats.errors} bot error"
+                         f"{'s' if r.stats.errors != 1 else ''} (its code raised, or answered "
+                         f"with something not a move); first: {r.stats.first_error}")
     if st.sprt:
         notes.insert(0, st.sprt)
     table = texttable.render(head, rows, left={1}, keep=2, width=width)

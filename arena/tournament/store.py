@@ -26,7 +26,7 @@ from typing import Protocol, TypeVar
 from arena.match.messages import MatchResult, Termination
 from arena.tournament.formats import MatchSpec
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (
@@ -97,6 +97,8 @@ CREATE TABLE IF NOT EXISTS results (
     timeouts INTEGER NOT NULL,
     illegal INTEGER NOT NULL,
     forfeit INTEGER NOT NULL,
+    errors INTEGER NOT NULL DEFAULT 0,      -- bot errors (its code raised, or not a move)
+    first_error TEXT NOT NULL DEFAULT '',   -- the first one, in a line
     PRIMARY KEY (scope, match_id, seat),
     FOREIGN KEY (scope, match_id) REFERENCES matches(scope, match_id)
 );
@@ -137,10 +139,16 @@ INSERT INTO hands SELECT m.scope, h.match_id, h.hand, h.kind, h.winner, h.points
     h.deadwood0, h.deadwood1 FROM hands_v1 h JOIN matches_v1 m ON m.match_id = h.match_id;
 INSERT INTO results SELECT m.scope, r.match_id, r.seat, r.bot, r.opponent, r.outcome, r.score,
     r.points, r.hand_points, r.hands, r.hands_won, r.gins, r.undercuts, r.timeouts,
-    r.illegal, r.forfeit FROM results_v1 r JOIN matches_v1 m ON m.match_id = r.match_id;
+    r.illegal, r.forfeit, 0, '' FROM results_v1 r JOIN matches_v1 m ON m.match_id = r.match_id;
 DROP TABLE results_v1;
 DROP TABLE hands_v1;
 DROP TABLE matches_v1;
+"""
+
+# Schema 3 counts bot errors apart from illegal moves (issue 13).
+_MIGRATE_2_TO_3 = """
+ALTER TABLE results ADD COLUMN errors INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE results ADD COLUMN first_error TEXT NOT NULL DEFAULT '';
 """
 
 
@@ -216,6 +224,8 @@ class ResultRow:
     timeouts: int
     illegal: int
     forfeit: bool
+    errors: int = 0
+    first_error: str = ""
 
 
 class Store(Protocol):
@@ -370,6 +380,9 @@ class SqliteStore:
             if version == 1:
                 db.execute("PRAGMA defer_foreign_keys = ON")
                 for statement in _statements(_MIGRATE_1_TO_2):
+                    db.execute(statement)
+            if version == 2:
+                for statement in _statements(_MIGRATE_2_TO_3):
                     db.execute(statement)
             for statement in _statements(_SCHEMA):  # every statement is IF NOT EXISTS
                 db.execute(statement)
@@ -575,14 +588,15 @@ class SqliteStore:
                                   if h.winner is not None and h.winner != seat)
                 db.execute(
                     "INSERT INTO results VALUES "
-                    "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (scope, spec.match_id, seat, seats[seat], seats[1 - seat], outcome,
                      score, result.scores[seat], sum(h.points for h in won) - lost_points,
                      len(result.hands), len(won),
                      sum(h.kind in ("gin", "big_gin") for h in won),
                      sum(h.kind == "undercut" for h in won),
                      result.stats[seat].timeouts, result.stats[seat].rejections,
-                     int(result.blamed == seat)))
+                     int(result.blamed == seat), result.stats[seat].errors,
+                     result.stats[seat].first_error))
             for bot, r in ratings.items():
                 db.execute(
                     "INSERT INTO ratings VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (scope, bot) "
@@ -620,11 +634,12 @@ class SqliteStore:
     def results(self, scope: str) -> list[ResultRow]:
         rows = self._run(lambda db: db.execute(
             "SELECT r.match_id, r.seat, r.bot, r.opponent, r.outcome, r.points, r.hand_points, "
-            "r.hands, r.hands_won, r.gins, r.undercuts, r.timeouts, r.illegal, r.forfeit "
+            "r.hands, r.hands_won, r.gins, r.undercuts, r.timeouts, r.illegal, r.forfeit, "
+            "r.errors, r.first_error "
             "FROM results r JOIN matches m ON m.scope = r.scope AND m.match_id = r.match_id "
             "WHERE r.scope = ? ORDER BY m.rowid, r.seat", (scope,)).fetchall())
         return [ResultRow(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], r[10], r[11],
-                          r[12], bool(r[13])) for r in rows]
+                          r[12], bool(r[13]), r[14], r[15]) for r in rows]
 
     def scope_config(self, scope: str) -> dict[str, object]:
         row = self._run(lambda db: db.execute(

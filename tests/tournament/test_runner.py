@@ -54,6 +54,8 @@ def test_round_robin_in_process_totals(tmp_path: Path) -> None:
     assert [r.stats.bot for r in st.rows] == ["Greedy", "Sloppy", "Crasher"]
     crasher = st.rows[2].stats
     assert crasher.forfeits == 16 and crasher.losses == 16 and crasher.illegal == 0
+    assert crasher.errors > 16 and crasher.first_error.startswith(
+        "decide() raised RuntimeError: crasher always crashes at bots.py:")
     assert st.matrix[("Greedy", "Sloppy")][0] > st.matrix[("Greedy", "Sloppy")][2]
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import sqlite3
 from pathlib import Path
@@ -177,8 +178,28 @@ def test_a_schema_1_database_is_migrated_keeping_everything(tmp_path: Path) -> N
         assert store.record("t", SPEC, RESULT, {}) is True
     with sqlite3.connect(path) as db:
         assert db.execute("SELECT value FROM meta WHERE key = 'schema_version'"
-                          ).fetchone() == ("2",)
+                          ).fetchone() == ("3",)
         assert db.execute("SELECT COUNT(*) FROM hands").fetchone() == (4,)
+
+
+def test_a_schema_2_database_gains_the_bot_error_columns(tmp_path: Path) -> None:
+    path = tmp_path / "two.sqlite"
+    with SqliteStore(path) as store:
+        store.open_scope("t", "tournament", "t", "{}")
+        store.record("t", SPEC, RESULT, {})
+    with sqlite3.connect(path) as db:  # as schema 2 wrote it
+        db.execute("ALTER TABLE results DROP COLUMN errors")
+        db.execute("ALTER TABLE results DROP COLUMN first_error")
+        db.execute("UPDATE meta SET value = '2' WHERE key = 'schema_version'")
+    stats = (SeatStats(), SeatStats(errors=2, first_error="decide() raised KeyError: 'x'"))
+    second = MatchSpec("h:b:a:0:1", ("b", "a"), 0, 1, "seed:1")
+    with SqliteStore(path) as store:
+        assert [r.errors for r in store.results("t")] == [0, 0]  # kept, counted as none
+        store.record("t", second, dataclasses.replace(RESULT, match_id=second.match_id,
+                                                      stats=stats), {})
+        rows = store.results("t")
+    assert [(r.errors, r.first_error) for r in rows[2:]] == [
+        (0, ""), (2, "decide() raised KeyError: 'x'")]
 
 
 def test_backup_is_one_consistent_file(tmp_path: Path) -> None:
