@@ -22,7 +22,23 @@ class UsageError(Exception):
     """A bad argument or config: printed as one line, exit code 2."""
 
 
+class _DefaultsShown(argparse.HelpFormatter):
+    """Every option's help ends with its default, unless the text already names it."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        default = action.default
+        if ("default" in text or default is None or default is False or default == ""
+                or default == [] or default == argparse.SUPPRESS or not action.option_strings):
+            return text
+        return f"{text} (default: %(default)s)"
+
+
 class _Parser(argparse.ArgumentParser):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _DefaultsShown)
+        super().__init__(*args, **kwargs)
+
     def error(self, message: str) -> NoReturn:
         raise UsageError(f"{self.prog}: {message} (see {self.prog} --help)")
 
@@ -126,7 +142,9 @@ def _version() -> str:
 
 def build_parser() -> argparse.ArgumentParser:
     ap = _Parser(prog="arena", description="gin-arena: Gin Rummy bots play each other.")
-    ap.add_argument("--log-json", action="store_true", help="log JSON lines even on a terminal")
+    ap.add_argument("--log-format", choices=("text", "json"), default="text",
+                    help="log lines as readable text, or as JSON lines for a log collector")
+    ap.add_argument("--log-json", action="store_true", help=argparse.SUPPRESS)  # older spelling
     ap.add_argument("--version", action="version", version=_version())
     sub = ap.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
@@ -140,7 +158,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="directory for replays and bot logs (default: a new runs/RUN-ID/, "
                    "linked as runs/latest; '' for none)")
     p.add_argument("--in-process", action="store_true",
-                   help="call Python bots directly: no network, no time limits")
+                   help="call trusted Python bots directly, in this process: no network; "
+                   "time judged after the fact (docs/protocol.md, \"The bot contract\")")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--verbose", action="store_true",
                    help="log every session and match (default: warnings only)")
@@ -175,20 +194,29 @@ def _add_tournament_parsers(sub: Any) -> None:
                        "run the same command again to resume after a crash")
     p.add_argument("config", nargs="?", type=Path, help="the TOML config (optional with --bots)")
     p.add_argument("--bots", nargs="+", metavar="BOT", help="the bots, replacing [[bots]]")
-    p.add_argument("--format", choices=("round_robin", "gauntlet", "sprt"))
+    p.add_argument("--format", choices=("round_robin", "gauntlet", "sprt"),
+                   help="default: from the config, else round_robin")
     p.add_argument("--challenger", help="gauntlet: the bot that meets the field")
-    p.add_argument("--deals", type=int, help="duplicate deals per pairing (2 matches each)")
-    p.add_argument("--seed", help="deal seed (part of the config: a new seed is a new run)")
-    p.add_argument("--name", help="tournament name")
+    p.add_argument("--deals", type=int, help="duplicate deals per pairing (2 matches each; "
+                   "default: from the config, else 10)")
+    p.add_argument("--seed", help="deal seed (part of the config: a new seed is a new run; "
+                   "default: from the config, else random)")
+    p.add_argument("--name", help="tournament name (default: from the config, else the "
+                   "config file's name)")
     p.add_argument("--db", type=Path, help="SQLite file (default: from the config)")
-    p.add_argument("--concurrency", type=int, help="matches at once (0: fits the machine)")
+    p.add_argument("--concurrency", type=int,
+                   help="matches at once (0: fits the machine; default: from the config, else 0)")
     p.add_argument("--in-process", action="store_true",
-                   help="call Python bots directly: no network, no time limits")
-    p.add_argument("--replays", type=Path, help="directory for replays")
-    p.add_argument("--rules", help="rules preset or JSON object, replacing [rules]")
+                   help="call trusted Python bots directly, in this process: no network; "
+                   "time judged after the fact (docs/protocol.md, \"The bot contract\")")
+    p.add_argument("--replays", type=Path,
+                   help="directory for replays (default: from the config, else none)")
+    p.add_argument("--rules", help="rules preset or JSON object, replacing [rules] "
+                   "(default: from the config, else standard)")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="override one rules option (repeatable)")
-    p.add_argument("--decision-ms", type=int, help="limit per decision (ms)")
+    p.add_argument("--decision-ms", type=int, help="limit per decision (ms; default: from "
+                   "the config, else 1000)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--verbose", action="store_true", help="log every match")
 
@@ -222,7 +250,8 @@ def _add_tournament_parsers(sub: Any) -> None:
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=port_number, default=50051, help="0: any free port")
     p.add_argument("--seed", default="", help="deal seed (default: made once, kept in the db)")
-    p.add_argument("--replays", type=Path, help="directory for replays")
+    p.add_argument("--replays", type=Path,
+                   help="directory for replays (default: from the config, else none)")
     p.add_argument("--settle-ms", type=int, default=250,
                    help="after a bot arrives, wait this long for others before pairing")
     p.add_argument("--tls-cert", type=Path, help="serve TLS: certificate chain (PEM)")
@@ -298,7 +327,7 @@ def _main(argv: list[str] | None) -> int:
     args = build_parser().parse_args(argv)
     from arena.logs import configure
 
-    configure(json=True if args.log_json else None)
+    configure(json=args.log_json or args.log_format == "json")
     if args.command == "play":
         return _cmd_play(args)
     if args.command == "serve":
@@ -318,7 +347,7 @@ def _cmd_tournaments(args: argparse.Namespace) -> int:
     if args.command == "tournament":
         from arena.logs import configure
 
-        configure(json=True if args.log_json else None,
+        configure(json=args.log_json or args.log_format == "json",
                   level="info" if args.verbose else "warning")
         if args.config is None and not args.bots:
             raise UsageError("tournament: give a CONFIG.toml or --bots")
@@ -430,7 +459,7 @@ def _cmd_play(args: argparse.Namespace) -> int:
     if not args.verbose:  # the table is the output; log lines only for what went wrong
         from arena.logs import configure
 
-        configure(json=True if args.log_json else None, level="warning")
+        configure(json=args.log_json or args.log_format == "json", level="warning")
     rules, tc = _rules(args.rules, args.set), _time_control(args)
     opts = PlayOptions(
         specs=args.bots, games=args.games, rules=rules, time_control=tc,

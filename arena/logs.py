@@ -1,4 +1,4 @@
-"""Logging setup: structlog, JSON lines when not on a terminal, readable when on one."""
+"""Logging setup: structlog, readable lines (coloured on a terminal), or JSON lines when asked."""
 
 from __future__ import annotations
 
@@ -8,10 +8,9 @@ import sys
 import structlog
 
 
-def configure(*, json: bool | None = None, level: str = "info") -> None:
-    """Configure structlog for the arena's processes (stderr). ``json=None``: by terminal."""
-    if json is None:
-        json = not sys.stderr.isatty()
+def configure(*, json: bool = False, level: str = "info") -> None:
+    """Configure structlog for the arena's processes (stderr): readable text, or JSON lines
+    (``json``, for a log collector: ``arena --log-format json``)."""
     renderer: structlog.typing.Processor = (
         structlog.processors.JSONRenderer() if json
         else structlog.dev.ConsoleRenderer(colors=sys.stderr.isatty())

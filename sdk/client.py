@@ -254,8 +254,12 @@ def run(bot: Bot, address: str, *, token: str = "", resume: str = "", matches: i
     ``tls`` / ``tls_ca``: connect over TLS (see ``open_channel``). A stream refused with a
     retry hint is tried again for up to ``busy_retry_s`` in all."""
     played = 0
+    secure = tls or tls_ca is not None
+    print(f"[{bot.name}] waiting for the arena at {address}{' over TLS' if secure else ''} "
+          f"(up to {connect_timeout_s:g} s)", file=sys.stderr, flush=True)
     with open_channel(address, tls=tls, tls_ca=tls_ca) as channel:
-        _wait_ready(channel, bot, address, connect_timeout_s, tls or tls_ca is not None)
+        _wait_ready(channel, bot, address, connect_timeout_s, secure)
+        print(f"[{bot.name}] connected to {address}", file=sys.stderr, flush=True)
         stub = pb_grpc.ArenaStub(channel)  # type: ignore[no-untyped-call]
         deadline = 0.0
         busy_since: float | None = None
