@@ -59,6 +59,20 @@ class Entrant:
         return is_python_spec(self.spec)
 
 
+_SCRIPT_SUFFIXES = (".py", ".js", ".mjs", ".cjs", ".ts", ".jar", ".rb", ".pl", ".lua", ".exe")
+
+
+def command_name(spec: str) -> str:
+    """The name a command bot plays under: its script's or jar's name when the command runs
+    one through an interpreter ("python3 mybot.py", "node bot.js", "java -jar bot.jar":
+    mybot, bot, bot), else its program's ("./target/release/mybot": mybot)."""
+    argv = shlex.split(spec)
+    for arg in argv[1:]:
+        if not arg.startswith("-") and (arg.endswith(_SCRIPT_SUFFIXES) or Path(arg).is_file()):
+            return Path(arg).stem or Path(argv[0]).name
+    return Path(argv[0]).name
+
+
 def make_entrants(specs: Sequence[str]) -> list[Entrant]:
     """Entrants with unique names; ``SpecError`` for a spec that names no bot."""
     out: list[Entrant] = []
@@ -71,7 +85,7 @@ def make_entrants(specs: Sequence[str]) -> list[Entrant]:
             if base == "bot":
                 base = found.class_name
         else:
-            base = Path(shlex.split(spec)[0]).name
+            base = command_name(spec)
         seen[base] = seen.get(base, 0) + 1
         name = base if seen[base] == 1 else f"{base}-{seen[base]}"
         out.append(Entrant(spec, name, secrets.token_hex(8)))
