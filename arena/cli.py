@@ -401,7 +401,7 @@ def _cmd_tournaments(args: argparse.Namespace) -> int:
 
 def _run_dir(option: str | None, seed: str) -> Path | None:
     """Where a play run writes: ``--replays DIR`` as given ('' for nowhere), else a new
-    ``runs/RUN-ID/`` that ``runs/latest`` then points to (so runs never mix)."""
+    ``runs/RUN-ID/`` (so runs never mix), which ``runs/latest`` points to once it played."""
     if option is not None:
         return Path(option) if option else None
     import time
@@ -418,6 +418,13 @@ def _run_dir(option: str | None, seed: str) -> Path | None:
             continue
     else:
         raise UsageError(f"cannot make a new run directory under {root}/")
+    return run
+
+
+def _link_latest(run: Path) -> None:
+    """Point ``runs/latest`` at ``run`` (a run that played: one that failed to start leaves
+    it where it was)."""
+    root = run.parent
     link = root / "latest"
     tmp = root / f".latest-{os.getpid()}"
     try:
@@ -426,7 +433,6 @@ def _run_dir(option: str | None, seed: str) -> Path | None:
         tmp.replace(link)
     except OSError:  # no symlinks here, or runs/latest is a real directory: the run's own
         tmp.unlink(missing_ok=True)  # directory is printed anyway
-    return run
 
 
 def _check_bindable(host: str, port: int) -> None:
@@ -445,7 +451,7 @@ def _positive(name: str, value: int) -> None:
 
 def _cmd_play(args: argparse.Namespace) -> int:
     from arena.botspec import SpecError
-    from arena.play import PlayOptions, format_problems, format_table, run_play
+    from arena.play import PlayOptions, odd_games_note, prepare_play, run_play
 
     _positive("--games", args.games)
     if args.concurrency < 0:
@@ -463,24 +469,59 @@ def _cmd_play(args: argparse.Namespace) -> int:
     rules, tc = _rules(args.rules, args.set), _time_control(args)
     opts = PlayOptions(
         specs=args.bots, games=args.games, rules=rules, time_control=tc,
-        concurrency=args.concurrency, seed=seed, replay_dir=_run_dir(args.replays, seed),
+        concurrency=args.concurrency, seed=seed, replay_dir=None,
         in_process=args.in_process, progress=progress,
     )
     try:
-        tallies, results, elapsed = run_play(opts)
+        run = prepare_play(opts)
     except SpecError as e:
         raise UsageError(str(e)) from None
-    hands = sum(len(r.hands) for _, r in results)
-    print(f"{len(results)} games, {hands} hands in {elapsed:.1f} s "
-          f"({hands / elapsed:.0f} hands/s); rules {opts.rules.preset}; seed {seed}"
-          + (f"; replays in {opts.replay_dir}/" if opts.replay_dir else ""))
-    print(format_table(tallies))
+    run.opts.replay_dir = _run_dir(args.replays, seed)  # made once the bots check out
+    note = odd_games_note(run)
+    if note:
+        print(note, file=sys.stderr)
+    try:
+        run_play(run)
+    except SpecError as e:
+        raise UsageError(str(e)) from None
+    except BaseException:
+        if run.interrupted:
+            _report_play(run, args.replays is None)
+            print(f"interrupted: {len(run.results)} of {len(run.specs)} games played "
+                  "(the table above counts those)", file=sys.stderr)
+        raise
+    _report_play(run, args.replays is None)
+    return 0
+
+
+def _report_play(run: Any, link_latest: bool) -> None:
+    """Print the run's table (and crosstable, problems) and keep it in its folder with a
+    ``summary.json``; ``runs/latest`` then points at it."""
+    from arena.play import format_crosstable, format_problems, format_table, summary
+
+    opts = run.opts
+    tallies = run.tallies()
+    hands = sum(len(r.hands) for _, r in run.results)
+    elapsed = max(run.elapsed, 1e-9)
+    lines = [f"{len(run.results)} games, {hands} hands in {run.elapsed:.1f} s "
+             f"({hands / elapsed:.0f} hands/s); rules {opts.rules.preset}; seed {opts.seed}"
+             + (f"; replays in {opts.replay_dir}/" if opts.replay_dir else ""),
+             format_table(tallies)]
+    if len(run.entrants) >= 3:
+        lines += ["", format_crosstable(run)]
     logs = opts.replay_dir / "bot-logs" if opts.replay_dir and not opts.in_process else None
     problems = format_problems(tallies, logs)
     if problems:
-        print(problems)
-    return 0
-
+        lines.append(problems)
+    text = "\n".join(lines)
+    print(text, flush=True)
+    if opts.replay_dir is not None:
+        opts.replay_dir.mkdir(parents=True, exist_ok=True)
+        (opts.replay_dir / "table.txt").write_text(text + "\n", encoding="utf-8")
+        (opts.replay_dir / "summary.json").write_text(
+            json.dumps(summary(run), indent=2) + "\n", encoding="utf-8")
+        if link_latest and run.results:
+            _link_latest(opts.replay_dir)
 
 def _cmd_serve(args: argparse.Namespace) -> int:
     import signal

@@ -10,6 +10,7 @@ Python bots directly instead (no network, same bot code).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import multiprocessing
 import os
@@ -248,15 +249,15 @@ def _progress(total: int, enabled: bool) -> tuple[Callable[[], None], Callable[[
     return (lambda: bar.update(1)), bar.close
 
 
-def play_in_process(opts: PlayOptions, entrants: list[Entrant], specs: list[MatchSpec]
-                    ) -> list[tuple[MatchSpec, MatchResult]]:
+def play_in_process(opts: PlayOptions, entrants: list[Entrant], specs: list[MatchSpec],
+                    out: list[tuple[MatchSpec, MatchResult]]) -> None:
     """Call the Python bots directly: in this process, or with ``concurrency`` > 1 (default:
-    one per CPU) in a pool of worker processes, as in-process tournaments do."""
+    one per CPU) in a pool of worker processes, as in-process tournaments do. Each result
+    is appended to ``out`` as it comes (so an interrupted run keeps what it played)."""
     bots = {e.name: e.spec for e in entrants}
     want_record = opts.replay_dir is not None
     workers = min(opts.concurrency or os.cpu_count() or 1, len(specs))
     tick, close = _progress(len(specs), opts.progress)
-    out: list[tuple[MatchSpec, MatchResult]] = []
 
     def as_task(spec: MatchSpec) -> TaskSpec:
         a, b = spec.seats
@@ -298,22 +299,20 @@ def play_in_process(opts: PlayOptions, entrants: list[Entrant], specs: list[Matc
                 pool.shutdown(wait=True, cancel_futures=True)
     finally:
         close()
-    out.sort(key=lambda item: item[0].match_id)
-    return out
 
 
-async def play_networked(opts: PlayOptions, entrants: list[Entrant], specs: list[MatchSpec]
-                         ) -> list[tuple[MatchSpec, MatchResult]]:
+async def play_networked(opts: PlayOptions, entrants: list[Entrant], specs: list[MatchSpec],
+                         out: list[tuple[MatchSpec, MatchResult]]) -> None:
     """Run ``specs`` on an embedded arena with every bot in its own processes (as many per
     bot as its matches can run at once; a process that exits is restarted a few times,
-    then that bot's remaining matches are forfeited at once)."""
+    then that bot's remaining matches are forfeited at once). Each result is appended to
+    ``out`` as it comes."""
     tc = opts.time_control
     tokens: dict[str, str] = {}  # token -> bot name: only the launched processes may play
     arena = Arena(tokens=tokens, replay_dir=opts.replay_dir,
                   hello_timeout_s=tc.hello_timeout_ms / 1000)
     concurrency = opts.concurrency or default_concurrency()
     per_bot = min(concurrency, len(specs))
-    out: list[tuple[MatchSpec, MatchResult]] = []
     logs_dir = opts.replay_dir / "bot-logs" if opts.replay_dir is not None else None
     tick, close = _progress(len(specs), opts.progress)
     try:
@@ -351,34 +350,116 @@ async def play_networked(opts: PlayOptions, entrants: list[Entrant], specs: list
             nursery.cancel_scope.cancel()
     finally:
         close()
-    out.sort(key=lambda item: item[0].match_id)
-    return out
 
 
-def run_play(opts: PlayOptions) -> tuple[list[Tally], list[tuple[MatchSpec, MatchResult]], float]:
-    """Play and tally; returns (tallies, results, seconds)."""
+@dataclass
+class PlayRun:
+    """A run of ``arena play``, as far as it got: the entrants, the schedule, the results
+    played (in schedule order), and whether it was cut short (Ctrl-C)."""
+
+    opts: PlayOptions
+    entrants: list[Entrant]
+    specs: list[MatchSpec]
+    results: list[tuple[MatchSpec, MatchResult]] = field(default_factory=list)
+    started: float = field(default_factory=time.perf_counter)
+    elapsed: float = 0.0
+    interrupted: bool = False
+
+    @property
+    def names(self) -> list[str]:
+        return [e.name for e in self.entrants]
+
+    def tallies(self) -> list[Tally]:
+        return tally(self.results, self.names)
+
+
+def prepare_play(opts: PlayOptions) -> PlayRun:
+    """The entrants and schedule of a run; ``SpecError`` for a bot that cannot play."""
     entrants = make_entrants(opts.specs)
     seed = opts.seed or new_seed()
+    opts = dataclasses.replace(opts, seed=seed)
     pairs = [(i, j) for i in range(len(entrants)) for j in range(i + 1, len(entrants))]
-    specs = schedule(pairs, opts.games, seed)
     if opts.in_process:
         not_python = [e.spec for e in entrants if not e.is_python]
         if not_python:
             raise SpecError(f"--in-process runs Python bots only, not {not_python[0]!r}")
-    started = time.perf_counter()
-    if opts.in_process:
-        results = play_in_process(opts, entrants, specs)
-    else:
-        try:
-            results = trio.run(play_networked, opts, entrants, specs)
-        except BaseExceptionGroup as group:
-            failed = group.subgroup(LaunchError)
-            if failed is None:
-                raise
-            raise SpecError(str(first_leaf(failed))) from None
-    elapsed = time.perf_counter() - started
-    return tally(results, [e.name for e in entrants]), results, elapsed
+    return PlayRun(opts, entrants, schedule(pairs, opts.games, seed))
 
 
-__all__ = ["PlayOptions", "Tally", "Termination", "format_problems", "format_table", "run_play",
-           "schedule", "wilson"]
+def run_play(run: PlayRun) -> PlayRun:
+    """Play the run's schedule into ``run.results``. On Ctrl-C the results so far stay in
+    ``run`` (``interrupted``) and KeyboardInterrupt goes on up."""
+    opts, out = run.opts, run.results
+    run.started = time.perf_counter()
+    try:
+        if opts.in_process:
+            play_in_process(opts, run.entrants, run.specs, out)
+        else:
+            try:
+                trio.run(play_networked, opts, run.entrants, run.specs, out)
+            except BaseExceptionGroup as group:
+                failed = group.subgroup(LaunchError)
+                if failed is None:
+                    raise
+                raise SpecError(str(first_leaf(failed))) from None
+    except BaseException as e:
+        if isinstance(e, KeyboardInterrupt) or (
+                isinstance(e, BaseExceptionGroup) and e.subgroup(KeyboardInterrupt)):
+            run.interrupted = True
+        raise
+    finally:
+        run.elapsed = time.perf_counter() - run.started
+        out.sort(key=lambda item: item[0].match_id)
+    return run
+
+
+def format_crosstable(run: PlayRun, width: int | None = None) -> str:
+    """Each bot's results against each other bot (row against column), as W-D-L."""
+    names = run.names
+    cells = {(a, b): [0, 0, 0] for a in range(len(names)) for b in range(len(names))}
+    for spec, result in run.results:
+        for seat in (0, 1):
+            me, them = spec.seats[seat], spec.seats[1 - seat]
+            if result.winner is None:
+                if result.termination in (Termination.COMPLETED, Termination.CAPPED):
+                    cells[(me, them)][1] += 1
+            else:
+                cells[(me, them)][0 if result.winner == seat else 2] += 1
+    rows = [[names[a], *("-" if a == b else "{}-{}-{}".format(*cells[(a, b)])
+                         for b in range(len(names)))] for a in range(len(names))]
+    table = texttable.render(["vs", *names], rows, left={0}, keep=1, width=width)
+    return table + "\ncell: the row bot's wins-draws-losses against the column bot"
+
+
+def odd_games_note(run: PlayRun) -> str:
+    """What an odd ``--games`` means for fairness ("" if it is even)."""
+    games = run.opts.games
+    if games % 2 == 0:
+        return ""
+    firsts = sorted({run.names[s.seats[0]] for s in run.specs
+                     if s.match_id.endswith(f"-{games - 1:04d}")})
+    return (f"note: --games {games} is odd, so the last deal of each pairing is played once "
+            f"instead of twice with the seats swapped; in it seat 0 (the first dealer) went "
+            f"to {', '.join(firsts)}. Use an even --games for duplicate fairness.")
+
+
+def summary(run: PlayRun) -> dict[str, Any]:
+    """The run as JSON: what was asked, how far it got, each bot's tally."""
+    opts = run.opts
+    return {
+        "seed": opts.seed, "rules": opts.rules.to_dict(),
+        "time_control": {k: getattr(opts.time_control, k)
+                         for k in opts.time_control.__dataclass_fields__},
+        "in_process": opts.in_process, "games_per_pair": opts.games,
+        "bots": [{"name": e.name, "spec": e.spec} for e in run.entrants],
+        "scheduled": len(run.specs), "played": len(run.results),
+        "complete": len(run.results) == len(run.specs) and not run.interrupted,
+        "interrupted": run.interrupted, "seconds": round(run.elapsed, 3),
+        "hands": sum(len(r.hands) for _, r in run.results),
+        "tallies": [dataclasses.asdict(t) for t in run.tallies()],
+    }
+
+
+__all__ = ["PlayOptions", "PlayRun", "Tally", "Termination", "format_crosstable",
+           "format_problems", "format_table", "odd_games_note", "prepare_play", "run_play",
+           "schedule", "summary", "wilson"]

@@ -155,6 +155,10 @@ def test_play_prints_the_table_and_writes_replays(played: Played) -> None:
         assert sum(map(int, row[2].split("-"))) == GAMES  # wins, draws, losses
     assert sum(int(row[2].split("-")[0]) for row in rows.values()) <= GAMES
     assert "problems" not in ran.out
+    summary = json.loads((played.replays / "summary.json").read_text())
+    assert summary["complete"] is True and summary["played"] == GAMES
+    assert [t["name"] for t in summary["tallies"]] == list(rows)
+    assert (played.replays / "table.txt").read_text() == ran.out[ran.out.index(lines[0]):]
     files = sorted(played.replays.glob("*.jsonl"))
     assert len(files) == GAMES
     for path in files:
@@ -215,6 +219,31 @@ def test_a_bot_bug_is_counted_and_named_with_its_line_in_both_modes(tmp_path: Pa
         assert f"its log: {tmp_path / 'run' / 'bot-logs' / 'buggy'}-*.log" in problem
 
 
+def test_three_bots_get_a_crosstable_and_latest_moves_only_to_a_run_that_played(
+        tmp_path: Path) -> None:
+    specs, _ = bot_specs(tmp_path)
+    ran = arena("play", *specs, specs[0], "--games", "2", "--seed", "x3", "--in-process",
+                cwd=tmp_path)
+    assert ran.code == 0, ran.err
+    assert "cell: the row bot's wins-draws-losses against the column bot" in ran.out
+    latest = (tmp_path / "runs" / "latest").resolve()
+    assert json.loads((latest / "summary.json").read_text())["played"] == 6
+    bad = arena("play", specs[0], "no_such_file.py", cwd=tmp_path)
+    assert bad.code == 2
+    assert (tmp_path / "runs" / "latest").resolve() == latest
+    assert len(list((tmp_path / "runs").iterdir())) == 2  # the run and the link: no new dir
+
+
+def test_an_odd_games_count_says_who_had_the_extra_first_seat(tmp_path: Path) -> None:
+    specs, names = bot_specs(tmp_path)
+    ran = arena("play", *specs, "--games", "3", "--seed", "odd", "--in-process",
+                "--replays", "", cwd=tmp_path)
+    assert ran.code == 0, ran.err
+    assert (f"note: --games 3 is odd, so the last deal of each pairing is played once "
+            f"instead of twice with the seats swapped; in it seat 0 (the first dealer) went "
+            f"to {names[0]}.") in ran.err
+
+
 def test_replay_confirms_every_recorded_result(played: Played) -> None:
     files = sorted(played.replays.glob("*.jsonl"))
     ran = arena("replay", *files)
@@ -260,8 +289,10 @@ def test_show_prints_both_hands_of_every_hand(played: Played) -> None:
 @dataclass
 class Interrupted:
     code: int
+    out: str
     err: str
     left: list[str]  # command lines of processes started by it still alive after it exited
+    replays: Path
 
 
 def processes_with(marker: str) -> list[str]:
@@ -295,7 +326,7 @@ def interrupted(tmp_path_factory: pytest.TempPathFactory) -> Interrupted:
             time.sleep(0.05)
         assert processes_with(marker)  # the bots are running
         proc.send_signal(signal.SIGINT)
-        _, err = proc.communicate(timeout=RUN_TIMEOUT)
+        out, err = proc.communicate(timeout=RUN_TIMEOUT)
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -304,7 +335,7 @@ def interrupted(tmp_path_factory: pytest.TempPathFactory) -> Interrupted:
     deadline = time.monotonic() + 10  # killed children may take a moment to go
     while (left := processes_with(marker)) and time.monotonic() < deadline:
         time.sleep(0.05)
-    return Interrupted(proc.returncode, err, left)
+    return Interrupted(proc.returncode, out, err, left, replays)
 
 
 def test_interrupted_play_leaves_no_bot_process_behind(interrupted: Interrupted) -> None:
@@ -315,6 +346,18 @@ def test_interrupted_play_leaves_no_bot_process_behind(interrupted: Interrupted)
 def test_interrupted_play_exits_130_without_a_traceback(interrupted: Interrupted) -> None:
     assert "Traceback" not in interrupted.err, interrupted.err[-2000:]
     assert interrupted.code == 130
+
+
+def test_interrupted_play_prints_and_keeps_the_table_so_far(interrupted: Interrupted) -> None:
+    summary = json.loads((interrupted.replays / "summary.json").read_text())
+    assert summary["interrupted"] is True and summary["complete"] is False
+    played = summary["played"]
+    assert 0 < played < summary["scheduled"] == 500
+    assert played <= len(list(interrupted.replays.glob("*.jsonl")))
+    assert sum(t["games"] for t in summary["tallies"]) == 2 * played
+    assert f"interrupted: {played} of 500 games played" in interrupted.err
+    table = (interrupted.replays / "table.txt").read_text()
+    assert table.startswith(f"{played} games, ") and table in interrupted.out + "\n"
 
 
 NO_TOKEN_BOT = """
