@@ -21,7 +21,7 @@ import trio
 import trio.testing
 
 import sdk.client as client
-from arena.cli import UsageError, _exit_code, _run_dir
+from arena.cli import UsageError, _exit_code, _link_latest, _run_dir
 from arena.processes import BotPool, BotProcess
 from arena.protocol import pb
 from arena.rules import RulesConfig
@@ -63,7 +63,10 @@ def test_run_directories_never_mix_and_latest_follows(tmp_path: Path,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     first, second = _run_dir(None, "seed1234"), _run_dir(None, "seed1234")
+    assert first is not None and second is not None
     assert first != second and first.is_dir() and second.is_dir()
+    assert not (tmp_path / "runs" / "latest").exists()  # a run not yet played moves nothing
+    _link_latest(second)
     assert (tmp_path / "runs" / "latest").resolve() == second.resolve()
     assert _run_dir("", "x") is None and _run_dir("mine", "x") == Path("mine")
     assert not list((tmp_path / "runs").glob(".latest-*"))
