@@ -15,6 +15,8 @@ import ast
 import importlib
 import importlib.util
 import inspect
+import re
+import shlex
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -122,6 +124,44 @@ def resolve_python(spec: str) -> PythonBot:
     return PythonBot(f"{where}:{node.name}", _class_name_of(node))
 
 
+_SCRIPT_SUFFIXES = (".py", ".js", ".mjs", ".cjs", ".ts", ".jar", ".rb", ".pl", ".lua", ".exe")
+
+
+def command_name(spec: str) -> str:
+    """The name a command bot plays under: its script's or jar's name when the command runs
+    one through an interpreter ("python3 mybot.py", "node bot.js", "java -jar bot.jar":
+    mybot, bot, bot), else its program's ("./target/release/mybot": mybot)."""
+    argv = shlex.split(spec)
+    for arg in argv[1:]:
+        if not arg.startswith("-") and (arg.endswith(_SCRIPT_SUFFIXES) or Path(arg).is_file()):
+            return Path(arg).stem or Path(argv[0]).name
+    return Path(argv[0]).name
+
+
+def bot_name(spec: str) -> str:
+    """The one rule for the name a bot plays under before it says Hello, everywhere (``arena
+    play``, tournaments): a sample bot's name; a Python class's ``name = "..."`` line, else
+    the class's name; a command's script, else its program (``command_name``). Letters,
+    digits and ``_.+-`` only, at most 64 characters. Never runs the bot's code; a spec
+    that cannot be read is named from its text (its error comes when it is checked)."""
+    if spec in SAMPLE_BOTS:
+        base = spec
+    elif is_python_spec(spec):
+        try:
+            found = resolve_python(spec)
+            base = found.name if found.name != "bot" else found.class_name
+        except SpecError:
+            head, _, cls = spec.partition(":")
+            base = cls or Path(head).stem
+    else:
+        try:
+            base = command_name(spec)
+        except (ValueError, IndexError):
+            base = "bot"
+    base = re.sub(r"[^A-Za-z0-9_.+-]", "_", base).lstrip("_.+-") or "bot"
+    return base[:64]
+
+
 def load_bot_class(spec: str) -> type:
     """Import the bot class ``spec`` names, in this process: trusted in-process play only
     (the bot's module runs here). ``SpecError`` saying what was wrong otherwise."""
@@ -150,5 +190,5 @@ def load_bot_class(spec: str) -> type:
     return cls
 
 
-__all__ = ["SAMPLE_BOTS", "PythonBot", "SpecError", "is_python_spec", "load_bot_class",
-           "resolve_python"]
+__all__ = ["SAMPLE_BOTS", "PythonBot", "SpecError", "bot_name", "command_name", "is_python_spec",
+           "load_bot_class", "resolve_python"]

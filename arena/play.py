@@ -15,7 +15,6 @@ import math
 import multiprocessing
 import os
 import secrets
-import shlex
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -29,7 +28,7 @@ import structlog
 import trio
 
 from arena import texttable
-from arena.botspec import SAMPLE_BOTS, SpecError, is_python_spec, resolve_python
+from arena.botspec import SpecError, bot_name, is_python_spec
 from arena.groups import first_leaf
 from arena.match.driver import MatchDriver, derive_seed, new_seed
 from arena.match.messages import MatchResult, Termination, TimeControl
@@ -60,33 +59,13 @@ class Entrant:
         return is_python_spec(self.spec)
 
 
-_SCRIPT_SUFFIXES = (".py", ".js", ".mjs", ".cjs", ".ts", ".jar", ".rb", ".pl", ".lua", ".exe")
-
-
-def command_name(spec: str) -> str:
-    """The name a command bot plays under: its script's or jar's name when the command runs
-    one through an interpreter ("python3 mybot.py", "node bot.js", "java -jar bot.jar":
-    mybot, bot, bot), else its program's ("./target/release/mybot": mybot)."""
-    argv = shlex.split(spec)
-    for arg in argv[1:]:
-        if not arg.startswith("-") and (arg.endswith(_SCRIPT_SUFFIXES) or Path(arg).is_file()):
-            return Path(arg).stem or Path(argv[0]).name
-    return Path(argv[0]).name
-
-
 def make_entrants(specs: Sequence[str]) -> list[Entrant]:
     """Entrants with unique names; ``SpecError`` for a spec that names no bot."""
     out: list[Entrant] = []
     seen: dict[str, int] = {}
     for spec in specs:
-        check_spec(spec)
-        if is_python_spec(spec):
-            found = resolve_python(spec)  # read, not run: fail early, with the reason
-            base = spec if spec in SAMPLE_BOTS else found.name
-            if base == "bot":
-                base = found.class_name
-        else:
-            base = command_name(spec)
+        check_spec(spec)  # read, not run: fail early, with the reason
+        base = bot_name(spec)
         seen[base] = seen.get(base, 0) + 1
         name = base if seen[base] == 1 else f"{base}-{seen[base]}"
         out.append(Entrant(spec, name, secrets.token_hex(8)))

@@ -6,7 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from arena.play import command_name, make_entrants
+from arena.botspec import bot_name, command_name
+from arena.play import make_entrants
+from arena.tournament.config import load_config
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -30,3 +32,14 @@ def test_python_bots_are_named_by_their_name_line_and_clashes_are_numbered(
     names = [e.name for e in make_entrants(
         [str(tmp_path / "a.py"), str(tmp_path / "b.py"), "greedy", "greedy", "python3 x.py"])]
     assert names == ["ace", "Plain", "greedy", "greedy-2", "x"]
+
+
+def test_a_tournament_names_its_bots_by_the_same_rule(tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_text("from sdk import Bot\n\nclass A(Bot):\n    name = 'ace'\n")
+    specs = [str(tmp_path / "a.py"), "greedy", "sample_bots.strong:StrongBot",
+             "python3 x.py"]
+    cfg = load_config(None, tournament={"seed": "s", "database": str(tmp_path / "t.sqlite")},
+                      bots=specs)
+    assert [b.name for b in cfg.bots] == [bot_name(s) for s in specs] == [
+        "ace", "greedy", "strong", "x"]
+    assert [e.name for e in make_entrants(specs)] == ["ace", "greedy", "strong", "x"]

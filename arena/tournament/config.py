@@ -21,6 +21,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any, TypeVar
 
+from arena.botspec import bot_name
 from arena.match.messages import TimeControl
 from arena.rules import RuleError, RulesConfig
 
@@ -335,16 +336,9 @@ def _bots(raw: list[dict[str, Any]]) -> list[BotEntry]:
 
 
 def derive_name(spec: str) -> str:
-    """A short name for a bot spec (no import: ``pkg.mod:Class`` -> ``Class``)."""
-    head, _, cls = spec.partition(":")
-    if cls and " " not in spec:
-        base = cls
-    elif head.endswith(".py"):
-        base = Path(head).stem
-    else:
-        base = Path(spec.split()[0]).name if spec.split() else "bot"
-    base = re.sub(r"[^A-Za-z0-9_.+-]", "_", base).lstrip("_.+-") or "bot"
-    return base[:64]
+    """The name of a bot given without one: ``arena.botspec.bot_name``, the rule every
+    front end uses (its code is read, not run)."""
+    return bot_name(spec)
 
 
 # ---------------------------------------------------------------- small checks

@@ -43,7 +43,7 @@ def test_tournament_prints_a_summary_and_the_standings(db: Path,
     out = capsys.readouterr().out
     assert code == 0
     assert "0 matches played now (12 already recorded, 12 scheduled)" in out
-    assert "Elo [95% CI]" in out and "Greedy" in out
+    assert "Elo [95% CI]" in out and "greedy" in out
 
 
 def test_standings_exports(db: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -54,7 +54,7 @@ def test_standings_exports(db: Path, tmp_path: Path, capsys: pytest.CaptureFixtu
     assert "clicup (tournament" in out and "W-D-L" in out
     assert "cell: row bot's score against the column bot" in out
     rows = list(csv.DictReader(csv_path.open()))
-    assert [r["bot"] for r in rows] == ["Greedy", "Sloppy", "Crasher"]
+    assert [r["bot"] for r in rows] == ["greedy", "sloppy", "crasher"]
     assert rows[2]["forfeits"] == "8" and rows[0]["games"] == "8"
     assert {"elo", "elo_low", "elo_high", "los_next", "points_per_hand", "gin_rate",
             "undercut_rate", "timeouts", "illegal"} <= set(rows[0])
@@ -62,8 +62,8 @@ def test_standings_exports(db: Path, tmp_path: Path, capsys: pytest.CaptureFixtu
     assert data["matches"] == 12 and data["scope"]["name"] == "clicup"
     assert data["scope"]["config"]["seed"] == "cli"
     pairs = {(m["bot"], m["opponent"]): m for m in data["matrix"]}
-    assert pairs[("Greedy", "Crasher")]["wins"] == 4
-    assert pairs[("Crasher", "Greedy")]["losses"] == 4
+    assert pairs[("greedy", "crasher")]["wins"] == 4
+    assert pairs[("crasher", "greedy")]["losses"] == 4
 
 
 def test_register_prints_the_token_once(tmp_path: Path, capsys: pytest.CaptureFixture[str]
@@ -129,8 +129,8 @@ def test_export_every_match_and_back_up_the_database(db: Path, tmp_path: Path,
     assert {"match_id", "scope", "bot_seat0", "bot_seat1", "deal", "seat_order", "winner",
             "score_seat0", "score_seat1", "hands", "termination", "blamed_seat",
             "voided"} <= set(rows[0])
-    crashed = [r for r in rows if "Crasher" in (r["bot_seat0"], r["bot_seat1"])]
-    assert all(r["blamed"] == "Crasher" and r["winner"] != "Crasher" for r in crashed)
+    crashed = [r for r in rows if "crasher" in (r["bot_seat0"], r["bot_seat1"])]
+    assert all(r["blamed"] == "crasher" and r["winner"] != "crasher" for r in crashed)
     data = json.loads(json_path.read_text())
     assert [m["match_id"] for m in data["matches"]] == [r["match_id"] for r in rows]
     copy = tmp_path / "copy.sqlite"
@@ -196,7 +196,7 @@ def test_an_sprts_numbers_are_in_the_table_and_the_json(
     json_path = tmp_path / "h2h.json"
     assert main(["standings", str(db), "--json", str(json_path)]) == 0
     sprt = json.loads(json_path.read_text())["sprt"]
-    assert sprt["bots"] == ["Greedy", "Sloppy"] and sprt["status"] in ("accept_h1", "accept_h0")
+    assert sprt["bots"] == ["greedy", "sloppy"] and sprt["status"] in ("accept_h1", "accept_h0")
     assert sprt["lower"] < 0 < sprt["upper"] and (sprt["elo0"], sprt["elo1"]) == (0.0, 30.0)
     assert len(sprt["pentanomial"]) == 5 and sum(sprt["pentanomial"]) == sprt["deals"]
     assert (sprt["llr"] >= sprt["upper"]) == (sprt["status"] == "accept_h1")

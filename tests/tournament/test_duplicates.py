@@ -61,8 +61,8 @@ def test_each_bot_holds_each_hand_once_in_every_hand(tmp_path: Path, preset: str
             # the same stock and upcard (or eleventh card), and each bot gets the cards the
             # other bot got in the other match
             assert a["rest"] == b["rest"], (deal, k)
-            assert a["cards"]["Greedy"] == b["cards"]["Sloppy"], (preset, deal, k)
-            assert a["cards"]["Sloppy"] == b["cards"]["Greedy"], (preset, deal, k)
+            assert a["cards"]["greedy"] == b["cards"]["sloppy"], (preset, deal, k)
+            assert a["cards"]["sloppy"] == b["cards"]["greedy"], (preset, deal, k)
             compared += 1
             same_dealer += a["dealer"] == b["dealer"]
     assert compared > len(by_deal)  # later hands too, not only the first of each deal

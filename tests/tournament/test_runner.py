@@ -31,7 +31,7 @@ def config(tmp_path: Path, db: str, bots: list[str], **tournament: Any) -> Tourn
     return load_config(None, tournament={"seed": "run-1", "deals": 4, "mode": "in_process",
                                          "concurrency": 1, "database": str(tmp_path / db),
                                          "secret": SECRET, **tournament},
-                       bots=[f"{BOTS}:{b}" for b in bots])
+                       bots=[f"{BOTS}:{b.capitalize()}" for b in bots])
 
 
 def outcomes(cfg: TournamentConfig) -> dict[str, tuple[Any, ...]]:
@@ -41,26 +41,26 @@ def outcomes(cfg: TournamentConfig) -> dict[str, tuple[Any, ...]]:
 
 
 def test_round_robin_in_process_totals(tmp_path: Path) -> None:
-    cfg = config(tmp_path, "rr.sqlite", ["Greedy", "Sloppy", "Crasher"])
+    cfg = config(tmp_path, "rr.sqlite", ["greedy", "sloppy", "crasher"])
     summary = run_tournament(cfg)
     assert summary.scheduled == summary.played == 3 * 4 * 2 and summary.voided == 0
     # a bot whose every answer is a bot error loses by the refusal policy; the rest goes on
-    assert summary.forfeits == {"Crasher": 16}
+    assert summary.forfeits == {"crasher": 16}
     with SqliteStore(cfg.database) as store:
         ratings = store.ratings(cfg.scope)
-        assert {b: r.games for b, r in ratings.items()} == {"Greedy": 16, "Sloppy": 16,
-                                                           "Crasher": 16}
+        assert {b: r.games for b, r in ratings.items()} == {"greedy": 16, "sloppy": 16,
+                                                           "crasher": 16}
         st = standings(store, pick_scope(store))
-    assert [r.stats.bot for r in st.rows] == ["Greedy", "Sloppy", "Crasher"]
+    assert [r.stats.bot for r in st.rows] == ["greedy", "sloppy", "crasher"]
     crasher = st.rows[2].stats
     assert crasher.forfeits == 16 and crasher.losses == 16 and crasher.illegal == 0
     assert crasher.errors > 16 and crasher.first_error.startswith(
         "decide() raised RuntimeError: crasher always crashes at bots.py:")
-    assert st.matrix[("Greedy", "Sloppy")][0] > st.matrix[("Greedy", "Sloppy")][2]
+    assert st.matrix[("greedy", "sloppy")][0] > st.matrix[("greedy", "sloppy")][2]
 
 
 def test_same_config_and_seed_reproduce_the_results_at_any_concurrency(tmp_path: Path) -> None:
-    one = config(tmp_path, "one.sqlite", ["Greedy", "Sloppy"], deals=3)
+    one = config(tmp_path, "one.sqlite", ["greedy", "sloppy"], deals=3)
     two = dataclasses.replace(one, concurrency=2, database=tmp_path / "two.sqlite")
     run_tournament(one)
     run_tournament(two)
@@ -71,7 +71,7 @@ def test_same_config_and_seed_reproduce_the_results_at_any_concurrency(tmp_path:
 
 def test_interrupted_run_resumes_without_loss_or_double_count(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    cfg = config(tmp_path, "resume.sqlite", ["Greedy", "Sloppy", "Crasher"], deals=3)
+    cfg = config(tmp_path, "resume.sqlite", ["greedy", "sloppy", "crasher"], deals=3)
     real = inproc.InProcessPlayer.play
     played: list[str] = []
 
@@ -99,7 +99,7 @@ def test_interrupted_run_resumes_without_loss_or_double_count(
 
 def test_an_arena_fault_voids_the_match_and_it_is_not_rated(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    cfg = config(tmp_path, "void.sqlite", ["Greedy", "Sloppy"], deals=2)
+    cfg = config(tmp_path, "void.sqlite", ["greedy", "sloppy"], deals=2)
     victim = next(iter(tournament_schedule(cfg, SECRET))).match_id
     real = inproc.play_local
 
@@ -133,13 +133,13 @@ def test_faulty_bots_over_grpc_lose_and_the_tournament_goes_on(tmp_path: Path) -
     rows = outcomes(cfg)
     for bots, winner, termination, _, _, voided in rows.values():
         assert not voided
-        if "Greedy" in bots:
-            assert bots[winner] == "Greedy", (bots, termination)
+        if "greedy" in bots:
+            assert bots[winner] == "greedy", (bots, termination)
     with SqliteStore(cfg.database) as store:
         st = {r.stats.bot: r.stats for r in standings(store, pick_scope(store)).rows}
-    assert st["Greedy"].wins == 4
-    assert st["Staller"].timeouts >= 1 and st["Staller"].forfeits >= 2
-    assert st["Exiter"].forfeits >= 2
+    assert st["greedy"].wins == 4
+    assert st["staller"].timeouts >= 1 and st["staller"].forfeits >= 2
+    assert st["exiter"].forfeits >= 2
     terminations = {t for _, _, t, *_ in rows.values()}
     assert Termination.FORFEIT_TIMEOUT in terminations
     assert Termination.DISCONNECT in terminations
@@ -192,7 +192,7 @@ def test_a_locked_database_stalls_no_match_and_loses_no_result(tmp_path: Path) -
 
 
 def test_a_bot_that_ends_its_worker_process_stops_the_run_cleanly(tmp_path: Path) -> None:
-    cfg = config(tmp_path, "broken.sqlite", ["Greedy", "Exiter"], deals=1, concurrency=2)
+    cfg = config(tmp_path, "broken.sqlite", ["greedy", "exiter"], deals=1, concurrency=2)
     with pytest.raises(RunError, match="in-process worker died"):
         run_tournament(cfg)
 
@@ -289,7 +289,7 @@ def test_a_changed_bot_cannot_resume_a_tournament_it_did_not_play(tmp_path: Path
     assert run_tournament(cfg).played == 2
     assert run_tournament(cfg).played == 0  # the same bots: resumed, nothing left
     mine.write_text(mine.read_text() + "\n# a patch\n")
-    with pytest.raises(ConfigError, match=r"'Mine' is not the bot that played.*its code changed"):
+    with pytest.raises(ConfigError, match=r"'mine' is not the bot that played.*its code changed"):
         run_tournament(cfg)
     with SqliteStore(cfg.database) as store:
         assert len(store.matches(cfg.scope)) == 2  # the old results are untouched
@@ -300,14 +300,14 @@ def test_an_sprt_of_another_pair_never_inherits_a_verdict(tmp_path: Path) -> Non
         return load_config(None, tournament={
             "seed": "h2h", "format": "sprt", "mode": "in_process", "concurrency": 1,
             "database": str(tmp_path / "h.sqlite"), "name": "h2h"},
-            bots=[f"{BOTS}:{b}" for b in bots],
+            bots=[f"{BOTS}:{b.capitalize()}" for b in bots],
         )
 
-    first = sprt(["Greedy", "Crasher"])
+    first = sprt(["greedy", "crasher"])
     decided = run_tournament(dataclasses.replace(
         first, sprt=dataclasses.replace(first.sprt, elo1=400, max_deals=60)))
     assert decided.sprt is not None and decided.played > 0
-    other = sprt(["Greedy", "Sloppy"])
+    other = sprt(["greedy", "sloppy"])
     assert other.scope != first.scope
     fresh = run_tournament(dataclasses.replace(
         other, sprt=dataclasses.replace(other.sprt, max_deals=2)))
