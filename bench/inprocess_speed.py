@@ -171,11 +171,12 @@ def main() -> None:
     if cpus is not None:
         os.sched_setaffinity(0, cpus)
     if args.pool_games:
-        from arena.play import PlayOptions, run_play
+        from arena.play import PlayOptions, prepare_play, run_play
 
         opts = PlayOptions(specs=args.bots.split(","), games=args.pool_games, rules=rules,
                            seed="bench", in_process=True, progress=False)
-        _, results, seconds = run_play(opts)
+        run = run_play(prepare_play(opts))
+        results, seconds = run.results, run.elapsed
         pool_hands = sum(len(r.hands) for _, r in results)
         print(f"arena play --in-process, {os.cpu_count()} CPUs ({len(results)} games, "
               f"{pool_hands} hands, replays off): {pool_hands / seconds:,.0f} hands/s")

@@ -34,9 +34,10 @@ def test_arena_speed_prints_arena_raw_and_bridge_figures() -> None:
 
 @pytest.mark.timeout(200)
 def test_inprocess_speed_prints_its_figures() -> None:
-    out = run_bench("bench.inprocess_speed", "--matches", "2", "--pool-games", "0",
+    out = run_bench("bench.inprocess_speed", "--matches", "2", "--pool-games", "4",
                     "--runner-seconds", "0.3")
     assert "hands/s" in out and "protobuf per decision" in out and "run_match under trio" in out
+    assert "arena play --in-process" in out
 
 
 @pytest.mark.timeout(200)
@@ -59,3 +60,13 @@ def test_arena_load_serves_every_stream_in_both_modes_beside_its_baseline() -> N
         assert r["decisions"] > 0 and r["arena"]["decisions"] == r["decisions"], r
         assert r["log"]["waiting"] == 20 and "session_refused" not in r["log"], r
     assert "streams served (OK after match_end)" in out
+
+
+@pytest.mark.timeout(200)
+def test_rl_speed_prints_the_env_beside_its_baselines() -> None:
+    pytest.importorskip("pettingzoo", reason="the rl extra is not installed")
+    out = run_bench("bench.rl_speed", "--seconds", "0.3")
+    lines = out.splitlines()
+    assert "gin-arena GinRummyEnv" in lines[1] and "steps/s" in lines[1]
+    for name in ("OpenSpiel", "RLCard"):  # measured, or said to be missing
+        assert any(name in line and ("steps/s" in line or "missing" in line) for line in lines)
