@@ -18,6 +18,7 @@ import inspect
 import re
 import shlex
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -162,6 +163,21 @@ def bot_name(spec: str) -> str:
     return base[:64]
 
 
+def entrant_names(specs: Sequence[str], given: Sequence[str] = ()) -> list[str]:
+    """The names ``specs`` play under in one series: ``given[i]`` where it is not empty,
+    else ``bot_name``; a name met again is numbered (``greedy``, ``greedy-2``)."""
+    out: list[str] = []
+    seen: dict[str, int] = {}
+    for i, spec in enumerate(specs):
+        if i < len(given) and given[i]:
+            out.append(given[i])
+            continue
+        base = bot_name(spec)
+        seen[base] = seen.get(base, 0) + 1
+        out.append(base if seen[base] == 1 else f"{base}-{seen[base]}")
+    return out
+
+
 def load_bot_class(spec: str) -> type:
     """Import the bot class ``spec`` names, in this process: trusted in-process play only
     (the bot's module runs here). ``SpecError`` saying what was wrong otherwise."""
@@ -190,5 +206,5 @@ def load_bot_class(spec: str) -> type:
     return cls
 
 
-__all__ = ["SAMPLE_BOTS", "PythonBot", "SpecError", "bot_name", "command_name", "is_python_spec",
-           "load_bot_class", "resolve_python"]
+__all__ = ["SAMPLE_BOTS", "PythonBot", "SpecError", "bot_name", "command_name",
+           "entrant_names", "is_python_spec", "load_bot_class", "resolve_python"]

@@ -152,7 +152,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("bots", nargs="+", metavar="BOT",
                    help="random|greedy|strong, module:Class, file.py[:Class], or a command")
     p.add_argument("--games", type=int, default=10, help="games per pair (default 10)")
-    p.add_argument("--concurrency", type=int, default=0, help="matches at once (0: auto)")
+    p.add_argument("--concurrency", type=int, default=0,
+                   help="matches at once in all (0: fits the machine)")
+    p.add_argument("--workers", type=int, default=-1,
+                   help="arena worker processes, each serving its own matches (default: "
+                   "fitted to the machine: one per CPU in process, one per two CPUs over "
+                   "gRPC)")
     p.add_argument("--seed", default="", help="deal seed (default: random, printed)")
     p.add_argument("--replays", default=None, metavar="DIR",
                    help="directory for replays and bot logs (default: a new runs/RUN-ID/, "
@@ -203,9 +208,15 @@ def _add_tournament_parsers(sub: Any) -> None:
                    "default: from the config, else random)")
     p.add_argument("--name", help="tournament name (default: from the config, else the "
                    "config file's name)")
-    p.add_argument("--db", type=Path, help="SQLite file (default: from the config)")
+    p.add_argument("--db", help="SQLite file or postgresql:// URL (default: from the config, "
+                   "else NAME.sqlite)")
     p.add_argument("--concurrency", type=int,
-                   help="matches at once (0: fits the machine; default: from the config, else 0)")
+                   help="matches at once in all (0: fits the machine; default: from the "
+                   "config, else 0)")
+    p.add_argument("--workers", type=int,
+                   help="local arena worker processes (0: none, `arena worker` processes on "
+                   "any host play the matches; default: from the config, else fitted to the "
+                   "machine)")
     p.add_argument("--in-process", action="store_true",
                    help="call trusted Python bots directly, in this process: no network; "
                    "time judged after the fact (docs/protocol.md, \"The bot contract\")")
@@ -265,6 +276,18 @@ def _add_tournament_parsers(sub: Any) -> None:
     p.add_argument("--scope", help="tournament name or scope (default: the latest)")
     p.add_argument("--csv", type=Path, help="write the matches as CSV")
     p.add_argument("--json", type=Path, help="write the matches as JSON")
+
+    p = sub.add_parser("worker", help="play the queued matches of tournaments in a store (on "
+                       "any host that reaches it): claims a match, launches its bots here, "
+                       "plays, commits")
+    p.add_argument("--db", required=True, help="SQLite file or postgresql:// URL")
+    p.add_argument("--scope", action="append",
+                   help="only this tournament (scope or name; repeatable; default: any)")
+    p.add_argument("--slots", type=int, default=4, help="matches at once")
+    p.add_argument("--replays", type=Path,
+                   help="directory for replays and bot logs (default: the tournament's)")
+    p.add_argument("--forever", action="store_true",
+                   help="wait for new work instead of exiting when none is left")
 
     p = sub.add_parser("backup", help="copy a results database to one consistent file, even "
                        "while a tournament or the ladder writes to it")
@@ -334,6 +357,8 @@ def _main(argv: list[str] | None) -> int:
         return _cmd_serve(args)
     if args.command == "replay":
         return _cmd_replay(args)
+    if args.command == "worker":
+        return _cmd_worker(args)
     if args.command in ("tournament", "standings", "ladder", "register", "export", "backup"):
         return _cmd_tournaments(args)
     if args.command == "status":
@@ -359,8 +384,9 @@ def _cmd_tournaments(args: argparse.Namespace) -> int:
             args.config,
             tournament={"format": args.format, "deals": args.deals, "seed": args.seed,
                         "name": args.name, "concurrency": args.concurrency,
+                        "workers": args.workers,
                         "mode": "in_process" if args.in_process else None,
-                        "database": str(here / args.db) if args.db else None,
+                        "database": _database(args.db, here),
                         "replays": str(here / args.replays) if args.replays else None},
             rules=rules, time_control={"decision_ms": args.decision_ms}, bots=args.bots,
             challenger=args.challenger,
@@ -397,6 +423,15 @@ def _cmd_tournaments(args: argparse.Namespace) -> int:
                          limits=limits)
     return commands.ladder(args.db, host=args.host, port=args.port, options=opts,
                            tls_cert=args.tls_cert, tls_key=args.tls_key)
+
+
+def _database(db: str | None, here: Path) -> str | None:
+    """``--db`` as the config takes it: a URL as given, a file relative to ``here``."""
+    from arena.store import is_url
+
+    if not db:
+        return None
+    return db if is_url(db) else str(here / db)
 
 
 def _run_dir(option: str | None, seed: str) -> Path | None:
@@ -451,11 +486,14 @@ def _positive(name: str, value: int) -> None:
 
 def _cmd_play(args: argparse.Namespace) -> int:
     from arena.botspec import SpecError
-    from arena.play import PlayOptions, odd_games_note, prepare_play, run_play
+    from arena.play import PlayOptions, prepare_play, run_play
+    from arena.playreport import odd_games_note
 
     _positive("--games", args.games)
     if args.concurrency < 0:
         raise UsageError(f"--concurrency must be >= 0, not {args.concurrency}")
+    if args.workers < -1 or args.workers == 0:
+        raise UsageError(f"--workers must be at least 1, not {args.workers}")
     if len(args.bots) < 2:
         raise UsageError("play needs at least two bots")
     from arena.match.driver import new_seed
@@ -469,7 +507,7 @@ def _cmd_play(args: argparse.Namespace) -> int:
     rules, tc = _rules(args.rules, args.set), _time_control(args)
     opts = PlayOptions(
         specs=args.bots, games=args.games, rules=rules, time_control=tc,
-        concurrency=args.concurrency, seed=seed, replay_dir=None,
+        concurrency=args.concurrency, workers=args.workers, seed=seed, replay_dir=None,
         in_process=args.in_process, progress=progress,
     )
     try:
@@ -487,7 +525,7 @@ def _cmd_play(args: argparse.Namespace) -> int:
     except BaseException:
         if run.interrupted:
             _report_play(run, args.replays is None)
-            print(f"interrupted: {len(run.results)} of {len(run.specs)} games played "
+            print(f"interrupted: {len(run.matches)} of {len(run.specs)} games played "
                   "(the table above counts those)", file=sys.stderr)
         raise
     _report_play(run, args.replays is None)
@@ -497,13 +535,13 @@ def _cmd_play(args: argparse.Namespace) -> int:
 def _report_play(run: Any, link_latest: bool) -> None:
     """Print the run's table (and crosstable, problems) and keep it in its folder with a
     ``summary.json``; ``runs/latest`` then points at it."""
-    from arena.play import format_crosstable, format_problems, format_table, summary
+    from arena.playreport import format_crosstable, format_problems, format_table, summary
 
     opts = run.opts
     tallies = run.tallies()
-    hands = sum(len(r.hands) for _, r in run.results)
+    hands = run.hands
     elapsed = max(run.elapsed, 1e-9)
-    lines = [f"{len(run.results)} games, {hands} hands in {run.elapsed:.1f} s "
+    lines = [f"{len(run.matches)} games, {hands} hands in {run.elapsed:.1f} s "
              f"({hands / elapsed:.0f} hands/s); rules {opts.rules.preset}; seed {opts.seed}"
              + (f"; replays in {opts.replay_dir}/" if opts.replay_dir else ""),
              format_table(tallies)]
@@ -520,15 +558,17 @@ def _report_play(run: Any, link_latest: bool) -> None:
         (opts.replay_dir / "table.txt").write_text(text + "\n", encoding="utf-8")
         (opts.replay_dir / "summary.json").write_text(
             json.dumps(summary(run), indent=2) + "\n", encoding="utf-8")
-        if link_latest and run.results:
+        if link_latest and run.matches:
             _link_latest(opts.replay_dir)
 
 def _cmd_serve(args: argparse.Namespace) -> int:
     import signal
+    from functools import partial
 
     import structlog
     import trio
 
+    from arena.serve import serve_open
     from arena.server.arena import Arena, start_arena
     from arena.server.bridge import format_address
 
@@ -539,8 +579,8 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     # Python's default GIL switch interval (5 ms) is kept: a shorter one (0.5 ms was tried)
     # forces switches between the trio and grpc threads under load, for 15-25% less
     # throughput at 64 matches and no better latency (bench/arena_speed.py, docs/benchmarks).
-    arena = Arena(replay_dir=Path(args.replays), hello_timeout_s=tc.hello_timeout_ms / 1000,
-                  limits=limits, max_matches=args.max_matches, max_lag_ms=args.max_lag_ms)
+    arena = Arena(hello_timeout_s=tc.hello_timeout_ms / 1000, limits=limits,
+                  max_matches=args.max_matches, max_lag_ms=args.max_lag_ms)
     log = structlog.get_logger("arena")
 
     async def serve() -> None:
@@ -553,7 +593,8 @@ def _cmd_serve(args: argparse.Namespace) -> int:
             address = format_address(args.host, port)
             log.info("arena_ready", address=address, rules=rules.preset)
             print(f"arena listening on {address} (rules {rules.preset})", flush=True)
-            nursery.start_soon(arena.serve_open, rules, tc, args.seed or None)
+            nursery.start_soon(partial(serve_open, arena, rules, tc, args.seed or None,
+                                       replays=Path(args.replays) if args.replays else None))
             with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
                 async for signum in signals:
                     log.info("shutdown", signal=signal.Signals(signum).name)
@@ -562,6 +603,20 @@ def _cmd_serve(args: argparse.Namespace) -> int:
 
     trio.run(serve)
     return 0
+
+
+def _cmd_worker(args: argparse.Namespace) -> int:
+    from arena.series.worker import main as worker_main
+
+    _positive("--slots", args.slots)
+    argv = ["--db", args.db, "--slots", str(args.slots)]
+    for scope in args.scope or ():
+        argv += ["--scope", scope]
+    if args.replays is not None:
+        argv += ["--replays", str(args.replays)]
+    if args.forever:
+        argv.append("--forever")
+    return worker_main(argv)
 
 
 def _cmd_status(args: argparse.Namespace) -> int:

@@ -25,9 +25,9 @@ import time
 from pathlib import Path
 
 from arena.logs import configure
+from arena.store.sqlite import SqliteStore
 from arena.tournament.config import TournamentConfig, load_config
 from arena.tournament.runner import run_tournament
-from arena.tournament.store import SqliteStore
 
 DEFAULT_BOTS = ("random,greedy,tests.tournament.bots:Greedy,tests.tournament.bots:Sloppy")
 

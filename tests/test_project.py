@@ -61,7 +61,8 @@ def test_the_host_does_not_import_the_sdk() -> None:
     loaded = _imported_after(
         "import arena.cli, arena.play, arena.processes, arena.botspec, arena.server.arena, "
         "arena.server.wire, arena.tournament.runner, arena.tournament.ladder, "
-        "arena.tournament.inproc, arena.tournament.commands, arena.match.local; "
+        "arena.series.inproc, arena.series.worker, arena.series.coordinator, "
+        "arena.tournament.commands, arena.match.local, arena.serve, arena.playreport; "
         "from arena.botspec import resolve_python, SAMPLE_BOTS; "
         "[resolve_python(s) for s in SAMPLE_BOTS]")
     # finding a module's source imports its parent package: sample_bots' own is a lazy index

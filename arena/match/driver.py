@@ -157,7 +157,7 @@ class MatchDriver:
         self.record.append({
             "type": "match", "version": RECORD_VERSION, "match_id": match_id,
             "rules": rules.to_dict(), "names": list(names), "seed": str(seed),
-            "first_dealer": first_dealer, "time_control": _tc_dict(self.time_control),
+            "first_dealer": first_dealer, "time_control": self.time_control.to_dict(),
             **(meta or {}),
         })
         for seat in (0, 1):
@@ -322,10 +322,6 @@ class MatchDriver:
     def drain(self) -> list[tuple[int, Outgoing]]:
         out, self.outbox = self.outbox, []
         return out
-
-
-def _tc_dict(tc: TimeControl) -> dict[str, Any]:
-    return {name: getattr(tc, name) for name in tc.__slots__}
 
 
 __all__ = ["Deal", "MatchDriver", "RuleError", "SeededDecks", "default_action", "derive_seed",

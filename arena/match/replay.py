@@ -1,8 +1,9 @@
-"""Replays: re-simulate a match record through the engine, and print it hand by hand.
+"""Replays: write a match record, read it back, re-simulate it, print it hand by hand.
 
-A record (JSON lines, written for every match) holds the rules, every deck order and
-knock card, every action with its timing, and each result. ``verify`` replays the actions
-on the dealt decks and checks each hand's result and the match's end against the record.
+A record (JSON lines, written for every match by ``write_replay``) holds the rules, every
+deck order and knock card, every action with its timing, and each result. ``verify``
+replays the actions on the dealt decks and checks each hand's result and the match's end
+against the record.
 """
 
 from __future__ import annotations
@@ -23,6 +24,17 @@ from arena.rules import (
     parse_action,
 )
 from arena.rules.cards import format_cards, sorted_for_display
+
+
+def write_replay(path: Path, record: list[dict[str, Any]]) -> None:
+    """Write a match record as JSON lines (atomically: a temp file, then a rename)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    with tmp.open("w", encoding="utf-8") as f:
+        for item in record:
+            f.write(json.dumps(item, separators=(",", ":")) + "\n")
+    tmp.replace(path)
+
 
 
 class ReplayError(ValueError):

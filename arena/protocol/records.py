@@ -49,6 +49,10 @@ class TimeControl:
             raise ValueError(f"time control on_illegal must be 'default' or 'forfeit', "
                              f"not {self.on_illegal!r}")
 
+    def to_dict(self) -> dict[str, int | str]:
+        """Every limit by name (``TimeControl(**d)`` reads it back)."""
+        return {name: getattr(self, name) for name in self.__slots__}
+
 
 @dataclass(frozen=True, slots=True)
 class MatchStarted:

@@ -1,14 +1,16 @@
-"""The arena server: bot sessions over gRPC, seated from the lobby into matches on trio.
+"""The gRPC adapter's sessions: bots say Hello, wait in the lobby, and are seated in matches.
 
 A Play stream is a *session*: the bot must say Hello first (within the hello timeout,
 with protocol version 1, a printable name and, where tokens are required, a known token);
 then it waits in the lobby (``arena.server.lobby``) until a match takes it as a seat.
-Matches are run by whoever owns the arena: the local player and tournaments ask for a seat
-by entrant key (``seat_for``); ``serve_open`` pairs the two oldest waiting bots whenever
-admission allows another match. A bot that drops mid-match may come back within the grace
-by saying Hello again with ``resume`` = the secret ``resume_key`` its MatchStart gave that
-seat (and the same token, where tokens are required). Protocol errors map to status codes
-in one table (``STATUS``); a game fault is a match result, never a status.
+Matches are run by whoever owns the arena (a worker, the ladder, ``arena serve``): they
+ask for a seat by entrant key (``seat_for``), for any two (``any_two``) or for one of each
+of two (``take_two``), and play it with ``run_seated``; what a finished match becomes
+(scores, ratings, replays) is theirs to commit. A bot that drops mid-match may come back
+within the grace by saying Hello again with ``resume`` = the secret ``resume_key`` its
+MatchStart gave that seat (and the same token, where tokens are required). Protocol
+errors map to status codes in one table (``STATUS``); a game fault is a match result,
+never a status.
 
 The arena measures how late its two loops run (``arena.match.lag``): the gRPC loop's lag is
 credited to bots' clocks, both are reported by Arena.Status and gate admission.
@@ -18,7 +20,6 @@ from __future__ import annotations
 
 import contextlib
 import itertools
-import json
 import secrets
 import time
 import unicodedata
@@ -26,14 +27,12 @@ from collections import deque
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
-from pathlib import Path
-from typing import Any
 
 import grpc
 import structlog
 import trio
 
-from arena.match.driver import MatchDriver, derive_seed, new_seed
+from arena.match.driver import MatchDriver
 from arena.match.lag import LagTracker, watch
 from arena.match.messages import (
     DecisionRequest,
@@ -42,13 +41,12 @@ from arena.match.messages import (
     Outgoing,
     Reply,
     Termination,
-    TimeControl,
 )
 from arena.match.runner import run_match
 from arena.protocol import PROTOCOL_VERSION, pb
 from arena.protocol.convert import action_from_pb
 from arena.protocol.records import clean_fault
-from arena.rules import MalformedError, RulesConfig
+from arena.rules import MalformedError
 from arena.server.bridge import (
     Bridge,
     Connection,
@@ -263,7 +261,6 @@ class Arena:
         tokens: Mapping[str, str] | None = None,
         authenticate: Authenticate | None = None,
         hello_timeout_s: float = 10.0,
-        replay_dir: Path | None = None,
         limits: StreamLimits | None = None,
         max_matches: int = 0,
         max_lag_ms: float = DEFAULT_MAX_LAG_MS,
@@ -271,7 +268,7 @@ class Arena:
     ) -> None:
         """``tokens`` (token -> bot name, read at each Hello) or ``authenticate`` require a
         known token; with neither, any bot may connect and is known by its name. Admission
-        (``max_matches``, ``max_lag_ms``) paces ``serve_open`` and the ladder; ``paced``:
+        (``max_matches``, ``max_lag_ms``) paces ``arena serve`` and the ladder; ``paced``:
         the owner starts matches through it, so a session that arrives at capacity is
         told its place (``LobbyStatus``)."""
         self.tokens = tokens
@@ -283,7 +280,6 @@ class Arena:
 
         self.authenticate = authenticate
         self.hello_timeout_s = hello_timeout_s
-        self.replay_dir = replay_dir
         self.limits = limits or StreamLimits()
         self.lobby: Lobby[Entry] = Lobby()
         self._reconnect: dict[str, GrpcSeat] = {}  # resume key -> seat of a running match
@@ -560,67 +556,17 @@ class Arena:
         await self._done(driver, result)
         return result
 
-    async def _run_guarded(self, driver: MatchDriver, seats: tuple[GrpcSeat, GrpcSeat]
-                           ) -> None:
-        """``run_seated`` for a background match: an error there is logged, never raised
-        into the server (one match must not stop the others)."""
-        try:
-            await self.run_seated(driver, seats)
-        except Exception:
-            log.exception("match_task_failed", match_id=driver.match_id)
-            for seat in seats:
-                seat.entry.conn.abort(grpc.StatusCode.INTERNAL, "internal error")
-                seat.entry.done.set()
-        finally:
-            self.admission.release()
-
     async def _done(self, driver: MatchDriver, result: MatchResult) -> None:
-        """Count the result and write its replay (on a worker thread: a slow disk never
-        stalls the matches in play)."""
+        """Count the result (the owner commits it)."""
         self.finished += 1
         self.recent.append(result)
-        if self.replay_dir is not None:
-            path = self.replay_dir / f"{driver.match_id.replace(':', '_')}.jsonl"
-            try:
-                await trio.to_thread.run_sync(write_replay, path, driver.record)
-            except OSError as e:  # a full disk must not take the server down
-                log.error("replay_write_failed", match_id=driver.match_id, error=str(e))
 
-    async def serve_open(self, rules: RulesConfig, time_control: TimeControl,
-                         seed: int | str | None = None) -> None:
-        """Pair the two oldest waiting bots and play a match whenever admission allows
-        another (``arena serve``), forever."""
-        base = str(seed) if seed is not None else new_seed()
-        self.paced = True
-        was_open = True
-        async with trio.open_nursery() as nursery:
-            for n in itertools.count(1):
-                await self.admission.acquire()
-                try:
-                    a, b = await self.any_two(rules.runs_only)
-                except BaseException:
-                    self.admission.release()
-                    raise
-                driver = MatchDriver(f"m{n:05d}", rules, (a.name, b.name),
-                                     seed=derive_seed(base, f"match:{n}"),
-                                     first_dealer=n % 2, time_control=time_control)
-                nursery.start_soon(self._run_guarded, driver, (a, b))
-                is_open = not self.admission.is_full
-                if was_open and not is_open:  # at capacity now: tell who waits, once
-                    for entry in self.lobby.live():
-                        if not entry.told:
-                            self._tell_lobby(entry)
-                was_open = is_open
-
-
-def write_replay(path: Path, record: list[dict[str, Any]]) -> None:
-    """Write a match record as JSON lines (atomically: a temp file, then a rename)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    with tmp.open("w", encoding="utf-8") as f:
-        for item in record:
-            f.write(json.dumps(item, separators=(",", ":")) + "\n")
-    tmp.replace(path)
+    def tell_capacity(self) -> None:
+        """Tell every waiting session that has not heard it why no match starts yet (the
+        arena is at capacity) and its place."""
+        for entry in self.lobby.live():
+            if not entry.told:
+                self._tell_lobby(entry)
 
 
 async def start_arena(nursery: trio.Nursery, arena: Arena, *, host: str = "127.0.0.1",
@@ -631,4 +577,4 @@ async def start_arena(nursery: trio.Nursery, arena: Arena, *, host: str = "127.0
 
 
 __all__ = ["STATUS", "Arena", "Entry", "GrpcSeat", "ProtocolError", "format_address",
-           "name_problem", "start_arena", "write_replay"]
+           "name_problem", "start_arena"]

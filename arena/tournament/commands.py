@@ -26,10 +26,11 @@ def tournament(config: Path | None, *, tournament: dict[str, Any], rules: dict[s
                time_control: dict[str, Any], bots: list[str] | None, challenger: str | None,
                progress: bool) -> int:
     """Run (or resume) a tournament, then print its standings."""
+    from arena.store.base import StoreError
+    from arena.store.sqlite import SqliteStore
     from arena.tournament.config import ConfigError, load_config, weak_seed
     from arena.tournament.report import format_table, pick_scope, standings
     from arena.tournament.runner import RunError, check_runnable, run_tournament
-    from arena.tournament.store import SqliteStore, StoreError
 
     try:
         cfg = load_config(config, tournament=tournament, rules=rules,
@@ -64,6 +65,8 @@ def tournament(config: Path | None, *, tournament: dict[str, Any], rules: dict[s
 
 def show_standings(db: Path, *, scope: str | None, csv_path: Path | None,
                    json_path: Path | None, matrix: bool) -> int:
+    from arena.store.base import StoreError
+    from arena.store.sqlite import SqliteStore
     from arena.tournament.report import (
         format_matrix,
         format_table,
@@ -72,7 +75,6 @@ def show_standings(db: Path, *, scope: str | None, csv_path: Path | None,
         to_csv,
         to_json,
     )
-    from arena.tournament.store import SqliteStore, StoreError
 
     if not db.is_file():
         raise CommandError(f"{db}: no such database")
@@ -132,9 +134,10 @@ def format_leaderboard(entries: Any) -> str:
 
 
 def register(db: Path, name: str, token: str | None) -> int:
+    from arena.store.base import StoreError
+    from arena.store.sqlite import SqliteStore
     from arena.tournament.ladder import RegistrationError
     from arena.tournament.ladder import register as do_register
-    from arena.tournament.store import SqliteStore, StoreError
 
     try:
         with SqliteStore(db) as store:
@@ -150,8 +153,9 @@ def register(db: Path, name: str, token: str | None) -> int:
 
 def _on_ladder_store(db: Path, act: Callable[[Any], T]) -> T:
     """``act(store)`` on an existing database; its problems as one ``CommandError``."""
+    from arena.store.base import StoreError
+    from arena.store.sqlite import SqliteStore
     from arena.tournament.ladder import RegistrationError
-    from arena.tournament.store import SqliteStore, StoreError
 
     if not db.is_file():
         raise CommandError(f"{db}: no such database")
@@ -185,9 +189,10 @@ def rotate(db: Path, name: str, token: str | None) -> int:
 def export(db: Path, *, scope: str | None, csv_path: Path | None,
            json_path: Path | None) -> int:
     """Write every match of a scope, one row each."""
+    from arena.store.base import StoreError
+    from arena.store.sqlite import SqliteStore
     from arena.tournament.export import matches_csv, matches_json
     from arena.tournament.report import pick_scope
-    from arena.tournament.store import SqliteStore, StoreError
 
     if not db.is_file():
         raise CommandError(f"{db}: no such database")
@@ -212,7 +217,8 @@ def export(db: Path, *, scope: str | None, csv_path: Path | None,
 
 def backup(db: Path, out: Path) -> int:
     """Copy ``db`` to ``out`` as one consistent snapshot (SQLite's online backup)."""
-    from arena.tournament.store import SqliteStore, StoreError
+    from arena.store.base import StoreError
+    from arena.store.sqlite import SqliteStore
 
     if not db.is_file():
         raise CommandError(f"{db}: no such database")
@@ -238,8 +244,9 @@ def ladder(db: Path, *, host: str, port: int, options: Any, tls_cert: Path | Non
     import trio
 
     from arena.server.bridge import format_address
+    from arena.store.base import StoreError
+    from arena.store.sqlite import SqliteStore
     from arena.tournament.ladder import Ladder, LadderError
-    from arena.tournament.store import SqliteStore, StoreError
 
     tls: tuple[bytes, bytes] | None = None
     if (tls_cert is None) != (tls_key is None):

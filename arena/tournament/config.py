@@ -10,6 +10,7 @@ mixes with old results. A config without a seed gets one when it first runs (see
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -21,9 +22,11 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any, TypeVar
 
-from arena.botspec import bot_name
+from arena.botspec import entrant_names
 from arena.match.messages import TimeControl
 from arena.rules import RuleError, RulesConfig
+from arena.series.coordinator import default_workers
+from arena.store import is_url
 
 
 class ConfigError(ValueError):
@@ -109,8 +112,10 @@ class TournamentConfig:
     rules: RulesConfig = field(default_factory=RulesConfig)
     time_control: TimeControl = field(default_factory=TimeControl)
     mode: Mode = Mode.PROCESS
-    concurrency: int = 0  # 0: fits the machine
-    database: Path = Path("tournament.sqlite")
+    concurrency: int = 0  # matches at once in all; 0: fits the machine
+    workers: int = -1  # local worker processes; -1: fits the machine; 0: none (the matches
+    # are played by `arena worker` processes on other hosts)
+    database: str = "tournament.sqlite"  # a SQLite file or a postgresql:// URL
     replays: Path | None = None
     show_up_s: float = 30.0  # how long a match waits for a bot to connect
     host: str = "127.0.0.1"  # where the embedded arena listens (process mode)
@@ -130,6 +135,8 @@ class TournamentConfig:
             raise ConfigError(f"deals must be at least 1, not {self.deals}")
         if self.concurrency < 0:
             raise ConfigError(f"concurrency must be >= 0, not {self.concurrency}")
+        if self.workers < -1:
+            raise ConfigError(f"workers must be >= 0, not {self.workers}")
         if not 0 <= self.port <= 65535:
             raise ConfigError(f"port must be 0..65535, not {self.port}")
         if self.show_up_s <= 0:
@@ -152,9 +159,22 @@ class TournamentConfig:
                 raise ConfigError(f"mode in_process cannot have remote bot {remote[0]!r}")
 
     @property
-    def workers(self) -> int:
-        """Matches at once (the configured number, or what fits the machine)."""
-        return self.concurrency or default_concurrency(self.mode)
+    def local_workers(self) -> int:
+        """Worker processes on this machine (the configured number, or what fits it; in
+        process, one per match at once)."""
+        if self.workers >= 0:
+            return self.workers
+        if self.mode is Mode.IN_PROCESS:
+            return self.concurrency or default_workers(in_process=True)
+        return default_workers(in_process=False)
+
+    @property
+    def slots(self) -> int:
+        """Matches at once per worker."""
+        if self.mode is Mode.IN_PROCESS:
+            return 1
+        total = self.concurrency or default_concurrency(self.mode)
+        return max(1, -(-total // max(1, self.local_workers)))
 
     @property
     def names(self) -> list[str]:
@@ -163,7 +183,7 @@ class TournamentConfig:
     def identity(self) -> dict[str, Any]:
         """What decides a match's deals and conditions (hashed into every match id); for
         an SPRT also the pair it tests, so another pair never inherits its verdict."""
-        tc = {f: getattr(self.time_control, f) for f in self.time_control.__slots__}
+        tc = self.time_control.to_dict()
         out: dict[str, Any] = {"seed": self.seed, "rules": self.rules.to_dict(),
                                "time_control": tc}
         if self.format is Format.SPRT:
@@ -196,8 +216,8 @@ class TournamentConfig:
 # ---------------------------------------------------------------- reading TOML
 
 _TOP = {"tournament", "rules", "time_control", "bots", "gauntlet", "sprt"}
-_TOURNAMENT_KEYS = {"name", "format", "seed", "deals", "mode", "concurrency", "database",
-                    "replays", "show_up_s", "host", "port", "secret"}
+_TOURNAMENT_KEYS = {"name", "format", "seed", "deals", "mode", "concurrency", "workers",
+                    "database", "replays", "show_up_s", "host", "port", "secret"}
 _TC_KEYS = set(TimeControl.__slots__)
 _SPRT_KEYS = {f.name for f in fields(SprtConfig)}
 
@@ -253,7 +273,7 @@ def config_from_dict(data: Mapping[str, Any], *, base: Path = Path("."),
     fmt = _enum(Format, t, "tournament", "format", Format.ROUND_ROBIN)
     mode = _enum(Mode, t, "tournament", "mode", Mode.PROCESS)
     seed = _str(t, "tournament", "seed", "")
-    database = Path(_str(t, "tournament", "database", f"{name}.sqlite"))
+    database = _str(t, "tournament", "database", f"{name}.sqlite")
     replays = _str(t, "tournament", "replays", "")
 
     rules_spec = dict(_table(data, "rules"))
@@ -292,7 +312,9 @@ def config_from_dict(data: Mapping[str, Any], *, base: Path = Path("."),
         deals=_int(t, "tournament", "deals", 10),
         rules=rules, time_control=tc, mode=mode,
         concurrency=_int(t, "tournament", "concurrency", 0),
-        database=database if database.is_absolute() else base / database,
+        workers=_int(t, "tournament", "workers", -1),
+        database=database if is_url(database) or Path(database).is_absolute()
+        else str(base / database),
         replays=None if not replays else (base / replays if not Path(replays).is_absolute()
                                           else Path(replays)),
         show_up_s=_float(t, "tournament", "show_up_s", 30.0),
@@ -304,7 +326,6 @@ def config_from_dict(data: Mapping[str, Any], *, base: Path = Path("."),
 
 def _bots(raw: list[dict[str, Any]]) -> list[BotEntry]:
     out: list[BotEntry] = []
-    seen: dict[str, int] = {}
     for i, b in enumerate(raw, 1):
         where = f"[[bots]] #{i}"
         _known(where, b, {"name", "spec", "token", "sessions"}, "keys")
@@ -324,21 +345,12 @@ def _bots(raw: list[dict[str, Any]]) -> list[BotEntry]:
         if spec and "sessions" in b:
             raise ConfigError(f"{where} sessions: only for a remote bot (no spec); launched "
                               "bots get as many processes as they need")
-        if not name:
-            base = derive_name(spec)
-            seen[base] = seen.get(base, 0) + 1
-            name = base if seen[base] == 1 else f"{base}-{seen[base]}"
-        if not NAME_RE.match(name):
+        if name and not NAME_RE.match(name):
             raise ConfigError(f"{where} name {name!r}: use letters, digits and _.+- "
                               "(at most 64)")
         out.append(BotEntry(name, spec, token, sessions))
-    return out
-
-
-def derive_name(spec: str) -> str:
-    """The name of a bot given without one: ``arena.botspec.bot_name``, the rule every
-    front end uses (its code is read, not run)."""
-    return bot_name(spec)
+    names = entrant_names([b.spec for b in out], [b.name for b in out])
+    return [dataclasses.replace(b, name=n) for b, n in zip(out, names, strict=True)]
 
 
 # ---------------------------------------------------------------- small checks
@@ -395,4 +407,4 @@ def _enum(cls: type[E], table: Mapping[str, Any], section: str, key: str,
 
 
 __all__ = ["BotEntry", "ConfigError", "Format", "Mode", "SprtConfig", "TournamentConfig",
-           "config_from_dict", "derive_name", "load_config", "weak_seed"]
+           "config_from_dict", "load_config", "weak_seed"]

@@ -7,7 +7,7 @@ import io
 from collections.abc import Sequence
 from typing import Any
 
-from arena.tournament.store import MatchRow
+from arena.store.base import MatchRow
 
 COLUMNS = ("match_id", "scope", "bot_seat0", "bot_seat1", "deal", "seat_order", "winner_seat",
            "winner", "score_seat0", "score_seat1", "hands", "termination", "blamed_seat",

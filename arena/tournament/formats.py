@@ -1,85 +1,20 @@
-"""Schedules (round robin, gauntlet, head-to-head) of duplicate deals, and the SPRT.
+"""Tournament formats (round robin, gauntlet, head-to-head SPRT) and the SPRT itself.
 
-A *deal* is one seed for a whole match: every hand's deck order follows from (seed, deal,
-hand number) only, never from play, and each seat is dealt the same ten cards whoever
-deals (``arena.match.driver.SeededDecks``). Each deal is played twice with the seats
-swapped, so each bot holds each hand once: a lucky deal helps both equally, and the two
-matches of a deal are one paired observation. Every pairing sees the same deals (deal
-``d`` of A-B is deal ``d`` of A-C), so results against different opponents compare on the
-same cards.
-
-Deal seeds and match ids are keyed hashes with the scope's *secret* (128 random bits kept
-in the store, never sent to a bot), so no bot can test guesses of the tournament's seed
-against anything it is told, and a known seed string alone does not give the deals. The
-same scope (config and secret) always names the same matches: that is what makes
-resuming safe.
+Who meets whom under each format, on how many duplicate deals (``arena.series.schedule``
+makes the matches), and the sequential probability ratio test that stops a head-to-head
+once it has decided.
 """
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import math
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
+from arena.match.spec import MatchSpec
+from arena.series.schedule import round_robin, schedule
 from arena.tournament.config import Format, TournamentConfig
-
-
-@dataclass(frozen=True, slots=True)
-class MatchSpec:
-    """One match of a schedule."""
-
-    match_id: str
-    pair: tuple[str, str]  # the two bots, in canonical (sorted) order
-    deal: int  # deal index: the two matches of a deal share its seed
-    order: int  # 0: pair[0] sits in seat 0; 1: the seats are swapped
-    seed: str  # the deal seed
-
-    @property
-    def seats(self) -> tuple[str, str]:
-        """The bot in seat 0 and the bot in seat 1."""
-        a, b = self.pair
-        return (a, b) if self.order == 0 else (b, a)
-
-
-def keyed(secret: str, *parts: object) -> str:
-    """A hex digest of ``parts`` keyed with ``secret`` (HMAC-SHA256)."""
-    text = "\x1f".join(str(p) for p in parts)
-    return hmac.new(secret.encode(), text.encode(), hashlib.sha256).hexdigest()
-
-
-def match_id(secret: str, scope: str, pair: tuple[str, str], deal: int, order: int) -> str:
-    """An opaque id for a match of ``scope``: no bot can tell its deal, its partner match
-    or anything of the seed from it."""
-    return "m" + keyed(secret, "match", scope, pair[0], pair[1], deal, order)[:19]
-
-
-def deal_seed(seed: str, secret: str, deal: int) -> str:
-    """The seed of deal ``deal``: a keyed hash of the run's seed and deal index with the
-    scope's secret, so a match record (which holds its deal's seed and decks) reveals no
-    other deal, and knowing the seed string gives no deal without the secret."""
-    return keyed(secret, "deal", seed, deal)[:32]
-
-
-def canonical(a: str, b: str) -> tuple[str, str]:
-    return (a, b) if a <= b else (b, a)
-
-
-def schedule(pairs: Sequence[tuple[str, str]], deals: int, *, seed: str, secret: str,
-             scope: str) -> Iterator[MatchSpec]:
-    """Every pairing on deals ``0..deals-1``, deal by deal, each deal in both seat orders.
-
-    Deal-major order means a run stopped half way has played every pairing about equally.
-    """
-    canon = [canonical(a, b) for a, b in pairs]
-    for deal in range(deals):
-        dseed = deal_seed(seed, secret, deal)
-        for pair in canon:
-            for order in (0, 1):
-                yield MatchSpec(match_id(secret, scope, pair, deal, order), pair, deal, order,
-                                dseed)
 
 
 def pairings(cfg: TournamentConfig) -> list[tuple[str, str]]:
@@ -87,7 +22,7 @@ def pairings(cfg: TournamentConfig) -> list[tuple[str, str]]:
     names = cfg.names
     if cfg.format is Format.GAUNTLET:
         return [(cfg.challenger, n) for n in names if n != cfg.challenger]
-    return [(a, b) for i, a in enumerate(names) for b in names[i + 1:]]
+    return round_robin(names)
 
 
 def deals_for(cfg: TournamentConfig) -> int:
@@ -248,6 +183,5 @@ def sprt_verdict(deal_scores: Mapping[int, float | None], *, elo0: float, elo1: 
     return tracker.verdict()
 
 
-__all__ = ["MatchSpec", "SprtStatus", "SprtTracker", "SprtVerdict", "canonical", "deal_seed",
-           "elo_to_score", "keyed", "llr", "match_id", "pairings", "schedule", "sprt_verdict",
-           "tournament_schedule"]
+__all__ = ["SprtStatus", "SprtTracker", "SprtVerdict", "elo_to_score", "llr", "pairings",
+           "sprt_verdict", "tournament_schedule"]

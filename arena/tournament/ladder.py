@@ -17,7 +17,7 @@ Each time two bots meet they play the next match of their own duplicate series: 
 2k-th and (2k+1)-th meetings share a deal seed with the seats swapped. Deal seeds and match
 ids are keyed with the season's secret (kept in the store, never sent to a bot). Every
 finished match is recorded with the rating update in one transaction, off the match loop
-(``arena.tournament.commit``), so stopping and restarting the ladder keeps registrations,
+(``arena.series.commit``), so stopping and restarting the ladder keeps registrations,
 ratings and history. A match cut by a shutdown or a no-show is not recorded; a voided one
 is recorded but not rated.
 
@@ -34,7 +34,7 @@ import random
 import secrets
 from collections import Counter, defaultdict, deque
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -45,17 +45,17 @@ import trio
 
 from arena.match.driver import MatchDriver, new_seed
 from arena.match.messages import MatchResult, Termination, TimeControl
+from arena.match.spec import MatchSpec, canonical
 from arena.protocol import pb
 from arena.rules import RulesConfig
+from arena.series.commit import Committer, Finished, score_of
+from arena.series.ratings import LiveRatings
+from arena.series.schedule import keyed
 from arena.server.arena import DEFAULT_MAX_LAG_MS, Arena, GrpcSeat, ProtocolError
 from arena.server.bridge import StreamLimits, format_address
-from arena.tournament.commit import Committer, Finished
+from arena.store.base import Rating, Store, StoreBusy, StoreError
 from arena.tournament.config import NAME_RE
-from arena.tournament.formats import MatchSpec, canonical, keyed
-from arena.tournament.ratings import LiveRatings
 from arena.tournament.report import leaderboard_rows
-from arena.tournament.runner import score_of
-from arena.tournament.store import Rating, Store, StoreBusy, StoreError
 
 log = structlog.get_logger("arena.ladder")
 
@@ -182,10 +182,6 @@ def ladder_scope(season: str) -> str:
     return f"ladder:{season}" if season else SCOPE
 
 
-def _tc_dict(tc: TimeControl) -> dict[str, Any]:
-    return {f.name: getattr(tc, f.name) for f in fields(tc)}
-
-
 class Ladder:
     """The ladder's state: the arena, the live ratings and the pairing loop."""
 
@@ -200,7 +196,7 @@ class Ladder:
             raise LadderError(f"season {opts.season!r}: use letters, digits and _.+- "
                               "(at most 64)")
         want: dict[str, Any] = {"format": "ladder", "rules": opts.rules.to_dict(),
-                                "time_control": _tc_dict(opts.time_control)}
+                                "time_control": opts.time_control.to_dict()}
         if scope in {s.scope for s in store.scopes()}:
             saved = store.scope_config(scope)
             differs = [key.replace("_", " ") for key in ("rules", "time_control")
@@ -361,11 +357,11 @@ class Ladder:
             return False
         a, b = spec.pair
         score_a = score_of(result, spec.seats, a)
-        new = {} if score_a is None else self.live.after(a, b, score_a)
-        self.live.apply(new)
+        if score_a is not None:  # the pairing's view now; the store applies the same update
+            self.live.apply(self.live.after(a, b, score_a))
         self.recent[a].append(b)
         self.recent[b].append(a)
-        self.committer.submit(spec, result, new, record)
+        self.committer.submit(spec, result, record)
         return True
 
     def _stored(self, item: Finished, is_new: bool) -> None:

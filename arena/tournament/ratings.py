@@ -1,8 +1,6 @@
-"""Ratings: live openskill updates per match, and a batch Bradley-Terry fit for standings.
+"""Standings' ratings: a batch Bradley-Terry fit over duplicate deals, with honest intervals.
 
-Live: every counted match updates both bots' openskill (Weng-Lin Plackett-Luce) rating
-``(mu, sigma)``; a draw is a tie; a voided match changes nothing. Live ratings depend on the
-order matches finished in; they are for watching a run and pairing the ladder.
+(Live openskill ratings, updated as each match is recorded, are ``arena.series.ratings``.)
 
 Final standings: a Bradley-Terry model fitted to all results at once (Newton's method on
 the likelihood with a weak prior, draws as half a win each), shown on the Elo scale (400
@@ -29,55 +27,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from openskill.models import PlackettLuce
-
-from arena.tournament.store import MatchRow, Rating
-
-# ---------------------------------------------------------------- live (openskill)
-
-
-class LiveRatings:
-    """Openskill ratings of a set of bots, updated one match at a time."""
-
-    def __init__(self, ratings: Mapping[str, Rating] | None = None) -> None:
-        self._model = PlackettLuce()
-        self._ratings: dict[str, Rating] = dict(ratings or {})
-
-    @property
-    def initial(self) -> Rating:
-        return Rating(self._model.mu, self._model.sigma, 0)
-
-    def get(self, bot: str) -> Rating:
-        return self._ratings.get(bot, self.initial)
-
-    def all(self) -> dict[str, Rating]:
-        return dict(self._ratings)
-
-    def after(self, a: str, b: str, score_a: float) -> dict[str, Rating]:
-        """Both bots' ratings after a match in which ``a`` scored ``score_a`` (1, 0.5, 0)."""
-        ra, rb = self.get(a), self.get(b)
-        pa = self._model.create_rating([ra.mu, ra.sigma], name=a)
-        pb = self._model.create_rating([rb.mu, rb.sigma], name=b)
-        ranks = [0.0, 0.0] if score_a == 0.5 else ([0.0, 1.0] if score_a > 0.5 else [1.0, 0.0])
-        [[na], [nb]] = self._model.rate([[pa], [pb]], ranks=ranks)
-        return {a: Rating(na.mu, na.sigma, ra.games + 1), b: Rating(nb.mu, nb.sigma,
-                                                                     rb.games + 1)}
-
-    def apply(self, new: Mapping[str, Rating]) -> None:
-        self._ratings.update(new)
-
-    def win_probability(self, a: str, b: str) -> float:
-        """Openskill's predicted chance that ``a`` beats ``b``."""
-        ra, rb = self.get(a), self.get(b)
-        pa = self._model.create_rating([ra.mu, ra.sigma], name=a)
-        pb = self._model.create_rating([rb.mu, rb.sigma], name=b)
-        return float(self._model.predict_win([[pa], [pb]])[0])
-
-
-def ordinal(r: Rating) -> float:
-    """A conservative single number for ranking: mu - 3 sigma."""
-    return r.mu - 3 * r.sigma
-
+from arena.store.base import MatchRow
 
 # ---------------------------------------------------------------- batch Bradley-Terry
 
@@ -306,5 +256,5 @@ def _inverse(a: list[list[float]]) -> list[list[float]]:
     return [[cols[c][r] for c in range(n)] for r in range(n)]
 
 
-__all__ = ["Fit", "LiveRatings", "Unit", "dispersion", "fit_bradley_terry", "ordinal",
-           "standings_fit", "to_elo", "units_from_matches"]
+__all__ = ["Fit", "Unit", "dispersion", "fit_bradley_terry", "standings_fit", "to_elo",
+           "units_from_matches"]

@@ -10,75 +10,23 @@ from __future__ import annotations
 import csv
 import io
 import json
-import math
 from collections import defaultdict
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from arena import texttable
+from arena.series.ratings import ordinal
+from arena.series.tally import Tally, crosstable, tally
+from arena.store.base import Rating, ScopeInfo, Store, StoreError
 from arena.tournament.formats import SprtVerdict, sprt_verdict
-from arena.tournament.ratings import Fit, ordinal, standings_fit, units_from_matches
-from arena.tournament.store import Rating, ScopeInfo, SqliteStore, StoreError
-
-
-def wilson(successes: float, n: float, z: float = 1.96) -> tuple[float, float]:
-    """95% Wilson score interval for a proportion (``successes`` may count draws as half)."""
-    if n <= 0:
-        return (0.0, 1.0)
-    p = successes / n
-    d = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / d
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / d
-    return (max(0.0, centre - half), min(1.0, centre + half))
-
-
-@dataclass
-class BotStats:
-    bot: str
-    games: int = 0  # counted matches (voids excluded)
-    wins: int = 0
-    draws: int = 0
-    losses: int = 0
-    voids: int = 0
-    points: int = 0  # sum of final match scores (net, with bonuses)
-    hand_points: int = 0  # net points over hands
-    hands: int = 0
-    hands_won: int = 0
-    gins: int = 0
-    undercuts: int = 0
-    timeouts: int = 0
-    illegal: int = 0
-    errors: int = 0  # bot errors: its code raised, or answered with something not a move
-    first_error: str = ""
-    forfeits: int = 0
-
-    @property
-    def score_rate(self) -> float:
-        """(wins + draws / 2) / games."""
-        return (self.wins + self.draws / 2) / self.games if self.games else 0.0
-
-    @property
-    def score_interval(self) -> tuple[float, float]:
-        return wilson(self.wins + self.draws / 2, self.games)
-
-    @property
-    def points_per_hand(self) -> float:
-        return self.hand_points / self.hands if self.hands else 0.0
-
-    @property
-    def gin_rate(self) -> float:
-        return self.gins / self.hands if self.hands else 0.0
-
-    @property
-    def undercut_rate(self) -> float:
-        return self.undercuts / self.hands if self.hands else 0.0
+from arena.tournament.ratings import Fit, standings_fit, units_from_matches
 
 
 @dataclass(frozen=True)
 class Row:
     rank: int
     fit: Fit
-    stats: BotStats
+    stats: Tally
     live: Rating
 
 
@@ -93,29 +41,30 @@ class Standings:
     sprt: str = ""
     sprt_fields: dict[str, Any] | None = None  # the SPRT's numbers, for --json
     unpaired: int = 0  # counted matches whose deal partner is missing: not in the Elo fit
+    after_verdict: int = 0  # recorded after an SPRT decided: not in the test
 
     @property
     def bots(self) -> list[str]:
         return [r.stats.bot for r in self.rows]
 
 
-def pick_scope(store: SqliteStore, wanted: str | None = None) -> ScopeInfo:
+def pick_scope(store: Store, wanted: str | None = None) -> ScopeInfo:
     """The scope named ``wanted`` (a scope key or a tournament name; the latest of that
     name), or else the latest scope with matches."""
     scopes = store.scopes()
     if not scopes:
-        raise StoreError(f"{store.path}: no tournament or ladder results")
+        raise StoreError(f"{store.label}: no tournament or ladder results")
     if wanted:
         hits = [s for s in scopes if wanted in (s.scope, s.name)]
         if not hits:
             known = ", ".join(sorted({s.name for s in scopes}))
-            raise StoreError(f"{store.path}: no scope {wanted!r} (known: {known})")
+            raise StoreError(f"{store.label}: no scope {wanted!r} (known: {known})")
         return hits[-1]
     with_matches = [s for s in scopes if s.matches]
     return (with_matches or scopes)[-1]
 
 
-def standings(store: SqliteStore, scope: ScopeInfo) -> Standings:
+def standings(store: Store, scope: ScopeInfo) -> Standings:
     """Fit and gather everything the outputs show, for one scope."""
     matches = store.matches(scope.scope)
     results = store.results(scope.scope)
@@ -130,36 +79,15 @@ def standings(store: SqliteStore, scope: ScopeInfo) -> Standings:
         for b in m.bots:
             if b not in bots:
                 bots.append(b)
-    stats = {b: BotStats(b) for b in bots}
-    matrix: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0, 0])
-    for r in results:
-        s = stats[r.bot]
-        if r.outcome == "void":
-            s.voids += 1
-            continue
-        s.games += 1
-        column = {"win": 0, "draw": 1, "loss": 2}[r.outcome]
-        matrix[(r.bot, r.opponent)][column] += 1
-        s.wins += r.outcome == "win"
-        s.draws += r.outcome == "draw"
-        s.losses += r.outcome == "loss"
-        s.points += r.points
-        s.hand_points += r.hand_points
-        s.hands += r.hands
-        s.hands_won += r.hands_won
-        s.gins += r.gins
-        s.undercuts += r.undercuts
-        s.timeouts += r.timeouts
-        s.illegal += r.illegal
-        s.errors += r.errors
-        s.first_error = s.first_error or r.first_error
-        s.forfeits += r.forfeit
+    stats = tally(results, bots)
+    matrix = crosstable(results)
     units = units_from_matches(matches)
     fits = standings_fit(bots, units) if bots else []
     default = Rating(25.0, 25 / 3, 0)
     rows = [Row(i + 1, f, stats[f.bot], live.get(f.bot, default)) for i, f in enumerate(fits)]
-    out = Standings(scope, rows, len(matches), sum(m.voided for m in matches), dict(matrix),
-                    unpaired=sum(u.games == 1 for u in units))
+    out = Standings(scope, rows, len(matches), sum(m.voided for m in matches), matrix,
+                    unpaired=sum(u.games == 1 for u in units),
+                    after_verdict=sum(m.after_verdict for m in matches))
     sprt = config.get("sprt")
     if config.get("format") == "sprt" and isinstance(sprt, dict) and len(bots) == 2:
         out.sprt, out.sprt_fields = _sprt(sprt, matches, bots)
@@ -173,7 +101,7 @@ def _sprt(sprt: dict[str, Any], matches: list[Any], bots: list[str]
     a, b = bots[0], bots[1]
     by_deal: dict[int, dict[int, float | None]] = defaultdict(dict)
     for m in matches:
-        if set(m.bots) == {a, b}:
+        if set(m.bots) == {a, b} and not m.after_verdict:  # the test stopped before these
             by_deal[m.deal][m.order] = m.score_of(a)
     scores: dict[int, float | None] = {}
     for deal, got in by_deal.items():
@@ -255,6 +183,9 @@ def format_table(st: Standings, width: int | None = None) -> str:
             notes.append(f"{r.stats.bot}: {r.stats.errors} bot error"
                          f"{'s' if r.stats.errors != 1 else ''} (its code raised, or answered "
                          f"with something not a move); first: {r.stats.first_error}")
+    if st.after_verdict:
+        notes.append(f"{st.after_verdict} matches finished after the SPRT's verdict: kept and "
+                     "counted here, left out of the test (as fishtest does).")
     if st.sprt:
         notes.insert(0, st.sprt)
     table = texttable.render(head, rows, left={1}, keep=2, width=width)
@@ -293,6 +224,7 @@ def to_json(st: Standings) -> dict[str, Any]:
     return {
         "scope": asdict(st.scope) | {"config": json.loads(st.scope.config)},
         "matches": st.matches, "voided": st.voided, "unpaired": st.unpaired,
+        "after_verdict": st.after_verdict,
         "sprt": st.sprt_fields,
         "standings": [_record(r) for r in st.rows],
         "matrix": [{"bot": a, "opponent": b, "wins": v[0], "draws": v[1], "losses": v[2]}
@@ -305,5 +237,5 @@ def leaderboard_rows(ratings: dict[str, Rating]) -> list[tuple[str, Rating]]:
     return sorted(ratings.items(), key=lambda kv: (-ordinal(kv[1]), kv[0]))
 
 
-__all__ = ["BotStats", "Row", "Standings", "format_matrix", "format_table", "leaderboard_rows",
-           "pick_scope", "standings", "to_csv", "to_json", "wilson"]
+__all__ = ["Row", "Standings", "format_matrix", "format_table", "leaderboard_rows",
+           "pick_scope", "standings", "to_csv", "to_json"]

@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 
 from arena.match.driver import SeededDecks
+from arena.series.schedule import schedule
+from arena.store.sqlite import SqliteStore
 from arena.tournament.config import SprtConfig, load_config
 from arena.tournament.formats import (
     SprtStatus,
@@ -17,12 +19,10 @@ from arena.tournament.formats import (
     elo_to_score,
     llr,
     pairings,
-    schedule,
     sprt_verdict,
     tournament_schedule,
 )
 from arena.tournament.runner import run_tournament
-from arena.tournament.store import SqliteStore
 
 BOTS = "tests.tournament.bots"
 SECRET = "0123456789abcdef" * 2

@@ -19,6 +19,8 @@ import trio
 from arena.match.messages import TimeControl
 from arena.protocol import PROTOCOL_VERSION, pb, pb_grpc
 from arena.rules import RulesConfig
+from arena.store.base import Rating
+from arena.store.sqlite import SqliteStore
 from arena.tournament.ladder import (
     Candidate,
     Ladder,
@@ -31,7 +33,6 @@ from arena.tournament.ladder import (
     revoke,
     rotate,
 )
-from arena.tournament.store import Rating, SqliteStore
 from sdk.client import run as run_bot
 from tests.tournament.bots import Greedy, Sloppy
 

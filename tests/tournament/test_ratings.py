@@ -8,16 +8,15 @@ import random
 
 import pytest
 
+from arena.series.ratings import LiveRatings, ordinal
+from arena.store.base import MatchRow
 from arena.tournament.ratings import (
-    LiveRatings,
     Unit,
     fit_bradley_terry,
-    ordinal,
     standings_fit,
     to_elo,
     units_from_matches,
 )
-from arena.tournament.store import MatchRow
 
 TRUE = {"a": 200.0, "b": 100.0, "c": 0.0, "d": -300.0}
 

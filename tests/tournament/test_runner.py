@@ -14,12 +14,13 @@ import grpc
 import pytest
 
 from arena.match.messages import MatchResult, Termination
+from arena.match.spec import MatchSpec
+from arena.store.sqlite import SqliteStore
 from arena.tournament import inproc
 from arena.tournament.config import ConfigError, TournamentConfig, config_from_dict, load_config
-from arena.tournament.formats import MatchSpec, tournament_schedule
+from arena.tournament.formats import tournament_schedule
 from arena.tournament.report import pick_scope, standings
 from arena.tournament.runner import RunError, run_tournament
-from arena.tournament.store import SqliteStore
 from sdk.client import run as run_bot
 from tests.tournament.bots import Sloppy
 

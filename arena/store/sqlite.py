@@ -1,32 +1,48 @@
-"""Where results live: a ``Store`` protocol and ``SqliteStore`` (one file, no server).
+"""``SqliteStore``: the ``Store`` on one SQLite file, with no server to install.
 
-Schema: ``scopes`` (a tournament config or a ladder season, with its deal secret),
-``bots`` (names, specs, hashed ladder tokens), ``matches``, ``hands``, ``results`` (one row
-per seat) and ``ratings`` (live openskill ratings per scope). Every finished match is
-written in ONE transaction: the match row, its hand rows, both result rows and both bots'
-new ratings. A match is keyed by (scope, match id), so writing a match twice changes
-nothing (``record`` returns False) and two scopes never collide: a resumed run skips what
-is already there and can never count a match twice. Any other refused write is a
-``StoreError``; a busy or locked database is a ``StoreBusy`` (the caller retries). WAL mode
-with ``synchronous=FULL``: a committed match survives a kill -9 (and a power cut).
+Schema: ``scopes`` (a tournament config, a ladder season or a play run, with its deal
+secret, its verdict once stopped and its coordinator's lease), ``bots`` (names, specs,
+hashed ladder tokens), ``matches``, ``hands``, ``results`` (one row per seat), ``ratings``
+(live ratings per scope) and ``queue`` (scheduled matches and who holds them until when).
+Every finished match is written in ONE transaction: the match row, its hand rows, both
+result rows, both bots' new ratings and its queue entry's end. A match is keyed by (scope,
+match id), so writing a match twice changes nothing (``record`` returns False) and two
+scopes never collide: a resumed run skips what is already there and can never count a
+match twice. Writers on several processes take turns (``BEGIN IMMEDIATE``): one
+transaction at a time, so a claim is never given twice. Any other refused write is a
+``StoreError``; a busy or locked database is a ``StoreBusy`` (the caller retries). WAL
+mode with ``synchronous=FULL`` (or ``NORMAL`` with ``durable=False``, for a run's
+throw-away store): a committed match survives a kill -9.
 """
 
 from __future__ import annotations
 
 import json
-import secrets
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Protocol, TypeVar
+from typing import Any, TypeVar
 
-from arena.match.messages import MatchResult, Termination
-from arena.tournament.formats import MatchSpec
+from arena.match.messages import MatchResult
+from arena.match.spec import MatchSpec
+from arena.store.base import (
+    Claim,
+    MatchRow,
+    QueueCounts,
+    Rate,
+    Rating,
+    ResultRow,
+    ScopeInfo,
+    StoreBusy,
+    StoreError,
+    is_void,
+    new_secret,
+    result_rows,
+)
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (
@@ -151,164 +167,30 @@ ALTER TABLE results ADD COLUMN errors INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE results ADD COLUMN first_error TEXT NOT NULL DEFAULT '';
 """
 
-
-class StoreError(Exception):
-    """The database cannot be used (not ours, a newer schema, unreadable), or it refused a
-    write for another reason than "this scope already has this match"."""
-
-
-class StoreBusy(StoreError):
-    """The database is busy or locked by another connection: try again later."""
-
-
-@dataclass(frozen=True, slots=True)
-class Rating:
-    mu: float
-    sigma: float
-    games: int = 0
-
-
-@dataclass(frozen=True, slots=True)
-class ScopeInfo:
-    scope: str
-    kind: str
-    name: str
-    config: str
-    created_at: float
-    matches: int
-
-
-@dataclass(frozen=True, slots=True)
-class MatchRow:
-    match_id: str
-    bots: tuple[str, str]  # seat 0, seat 1
-    deal: int
-    order: int
-    seed: str
-    winner: int | None
-    termination: str
-    blamed: int | None
-    scores: tuple[int, int]
-    hands: int
-    voided: bool
-    finished_at: float = 0.0
-    detail: str = ""
-
-    @property
-    def pair(self) -> tuple[str, str]:
-        a, b = self.bots
-        return (a, b) if self.order == 0 else (b, a)
-
-    def score_of(self, bot: str) -> float | None:
-        """1, 0.5 or 0 for ``bot``; None for a void match."""
-        if self.voided:
-            return None
-        if self.winner is None:
-            return 0.5
-        return 1.0 if self.bots[self.winner] == bot else 0.0
-
-
-@dataclass(frozen=True, slots=True)
-class ResultRow:
-    match_id: str
-    seat: int
-    bot: str
-    opponent: str
-    outcome: str
-    points: int
-    hand_points: int
-    hands: int
-    hands_won: int
-    gins: int
-    undercuts: int
-    timeouts: int
-    illegal: int
-    forfeit: bool
-    errors: int = 0
-    first_error: str = ""
-
-
-class Store(Protocol):
-    """What tournaments and the ladder need from persistence. Methods may be called from
-    any one thread at a time (the runners write from a worker thread)."""
-
-    def open_scope(self, scope: str, kind: str, name: str, config: str,
-                   secret: str = "") -> str:
-        """Create the scope if new (with ``secret``, or a fresh random one), else update its
-        stored config; return the scope's secret. ``StoreError`` if ``secret`` is given and
-        the scope already has another."""
-
-    def add_bots(self, bots: Iterable[tuple[str, str]]) -> None:
-        """Note (name, spec) pairs (existing names keep their row)."""
-
-    def scope_bots(self, scope: str) -> dict[str, tuple[str, str]]:
-        """bot -> (spec, fingerprint) as recorded for ``scope``."""
-
-    def set_scope_bots(self, scope: str, bots: Iterable[tuple[str, str, str]]) -> None:
-        """Record (bot, spec, fingerprint) for ``scope``, replacing what was there."""
-
-    def finished_ids(self, scope: str) -> set[str]:
-        """Ids of the matches already recorded in ``scope``."""
-
-    def record(self, scope: str, spec: MatchSpec, result: MatchResult,
-               ratings: Mapping[str, Rating]) -> bool:
-        """Write a finished match and the new ratings atomically; False if ``scope`` already
-        has this match. ``StoreBusy`` if the database is locked (nothing was written),
-        ``StoreError`` if it refused the write for any other reason."""
-
-    def ratings(self, scope: str) -> dict[str, Rating]:
-        """The live ratings of ``scope``."""
-
-    def matches(self, scope: str) -> list[MatchRow]:
-        """The recorded matches of ``scope``, oldest first."""
-
-    def results(self, scope: str) -> list[ResultRow]:
-        """Per-seat result rows of ``scope``."""
-
-    def scopes(self) -> list[ScopeInfo]:
-        """Every scope, oldest first."""
-
-    def register_bot(self, name: str, token_hash: str) -> None:
-        """Add a ladder bot (``StoreError`` if the name, in any case, or the token is taken)."""
-
-    def set_token(self, name: str, token_hash: str | None) -> None:
-        """Give a registered bot a new token hash, or revoke its token (None)."""
-
-    def bot_for_token_hash(self, token_hash: str) -> str | None:
-        """The ladder bot with this valid (not revoked) token hash, if any."""
-
-    def registered_bots(self) -> list[str]:
-        """Names of the bots registered with a token, oldest first."""
-
-    def token_epoch(self) -> int:
-        """A number that changes whenever a token is revoked or rotated."""
-
-    def wins(self, scope: str) -> dict[str, int]:
-        """Matches won per bot in ``scope``."""
-
-    def scope_config(self, scope: str) -> dict[str, object]:
-        """The JSON config stored with ``scope`` (``StoreError`` if there is no such scope)."""
-
-    def close(self) -> None:
-        """Release the database."""
-
-
-def is_void(result: MatchResult) -> bool:
-    """True for a match that is neither counted nor rated: one that failed through the
-    arena's own fault, or ended with no winner for another reason than the game (e.g.
-    neither bot showed up). A completed or capped game without a winner is a draw."""
-    if result.termination is Termination.ARENA_ERROR:
-        return True
-    return result.winner is None and result.termination not in (Termination.COMPLETED,
-                                                                 Termination.CAPPED)
-
-
-def _outcome(result: MatchResult, seat: int) -> tuple[str, float | None]:
-    if is_void(result):
-        return "void", None
-    if result.winner is None:
-        return "draw", 0.5
-    return ("win", 1.0) if result.winner == seat else ("loss", 0.0)
+# Schema 4 queues scheduled matches for workers (claims with a lease), stops a scope on a
+# verdict and marks what is recorded after it, and gives each scope one coordinator.
+_MIGRATE_3_TO_4 = """
+ALTER TABLE scopes ADD COLUMN verdict TEXT NOT NULL DEFAULT '';
+ALTER TABLE scopes ADD COLUMN coordinator TEXT NOT NULL DEFAULT '';
+ALTER TABLE scopes ADD COLUMN coordinator_until REAL NOT NULL DEFAULT 0;
+ALTER TABLE matches ADD COLUMN after_verdict INTEGER NOT NULL DEFAULT 0;
+CREATE TABLE queue (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,  -- claim order (earliest scheduled first)
+    scope TEXT NOT NULL REFERENCES scopes(scope),
+    match_id TEXT NOT NULL,
+    bot_a TEXT NOT NULL,             -- the pair, in canonical order
+    bot_b TEXT NOT NULL,
+    deal INTEGER NOT NULL,
+    seat_order INTEGER NOT NULL,
+    seed TEXT NOT NULL,
+    state TEXT NOT NULL,             -- queued, claimed, done, cancelled
+    worker TEXT NOT NULL DEFAULT '',
+    lease_until REAL NOT NULL DEFAULT 0,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    UNIQUE (scope, match_id)
+);
+CREATE INDEX queue_open ON queue(state, seq);
+"""
 
 
 def _statements(script: str) -> list[str]:
@@ -321,11 +203,6 @@ def _statements(script: str) -> list[str]:
             out.append(buffer.strip())
             buffer = ""
     return [s for s in out if s.strip(" ;\n")]
-
-
-def new_secret() -> str:
-    """A fresh scope secret: 128 random bits."""
-    return secrets.token_hex(16)
 
 
 def _is_busy(error: sqlite3.OperationalError) -> bool:
@@ -341,8 +218,12 @@ class SqliteStore:
     a runner may write from a worker thread while its loop reads; other processes may
     read or register bots at the same time (WAL, busy timeout)."""
 
-    def __init__(self, path: Path | str, *, busy_timeout_s: float = 5.0) -> None:
+    def __init__(self, path: Path | str, *, busy_timeout_s: float = 5.0,
+                 durable: bool = True) -> None:
+        """``durable=False``: commits survive the process (kill -9) but not a power cut
+        (``synchronous=NORMAL``), for a run's own throw-away store."""
         self.path = Path(path)
+        self.label = str(path)
         self._lock = threading.RLock()
         if str(path) != ":memory:":
             self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -351,7 +232,7 @@ class SqliteStore:
                                        timeout=busy_timeout_s, check_same_thread=False)
             self._db.execute(f"PRAGMA busy_timeout = {round(busy_timeout_s * 1000)}")
             self._db.execute("PRAGMA journal_mode = WAL")
-            self._db.execute("PRAGMA synchronous = FULL")
+            self._db.execute(f"PRAGMA synchronous = {'FULL' if durable else 'NORMAL'}")
             self._db.execute("PRAGMA foreign_keys = ON")
             self._migrate()
         except sqlite3.OperationalError as e:
@@ -388,6 +269,9 @@ class SqliteStore:
                 db.execute(statement)
             if version == 1:
                 for statement in _statements(_COPY_1_TO_2):
+                    db.execute(statement)
+            if version is None or version < 4:
+                for statement in _statements(_MIGRATE_3_TO_4):
                     db.execute(statement)
             db.execute("INSERT INTO meta VALUES ('schema_version', ?) ON CONFLICT (key) "
                        "DO UPDATE SET value = excluded.value", (str(SCHEMA_VERSION),))
@@ -459,7 +343,8 @@ class SqliteStore:
             row = db.execute("SELECT secret FROM scopes WHERE scope = ?", (scope,)).fetchone()
             if row is None:
                 kept = secret or new_secret()
-                db.execute("INSERT INTO scopes VALUES (?, ?, ?, ?, ?, ?)",
+                db.execute("INSERT INTO scopes (scope, kind, name, config, created_at, "
+                           "secret) VALUES (?, ?, ?, ?, ?, ?)",
                            (scope, kind, name, config, time.time(), kept))
                 return kept
             kept = str(row[0])
@@ -560,7 +445,7 @@ class SqliteStore:
         return {r[0] for r in rows}
 
     def record(self, scope: str, spec: MatchSpec, result: MatchResult,
-               ratings: Mapping[str, Rating]) -> bool:
+               rate: Rate | None = None) -> bool:
         seats = spec.seats
         void = is_void(result)
         now = time.time()
@@ -570,39 +455,38 @@ class SqliteStore:
             if db.execute("SELECT 1 FROM matches WHERE scope = ? AND match_id = ?",
                           key).fetchone():
                 return False  # nothing written: the transaction commits empty
+            verdict = db.execute("SELECT verdict FROM scopes WHERE scope = ?",
+                                 (scope,)).fetchone()
             db.execute(
-                "INSERT INTO matches VALUES "
-                "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO matches (scope, match_id, bot0, bot1, deal, seat_order, seed, "
+                "winner, termination, blamed, score0, score1, hands, voided, detail, "
+                "finished_at, after_verdict) VALUES "
+                "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (scope, spec.match_id, seats[0], seats[1], spec.deal, spec.order,
                  spec.seed, result.winner, str(result.termination), result.blamed,
                  result.scores[0], result.scores[1], len(result.hands), int(void),
-                 result.detail, now))
+                 result.detail, now, int(bool(verdict and verdict[0]))))
             db.executemany(
                 "INSERT INTO hands VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [(scope, spec.match_id, i + 1, h.kind, h.winner, h.points, h.knocker,
                   h.deadwood[0], h.deadwood[1]) for i, h in enumerate(result.hands)])
-            for seat in (0, 1):
-                outcome, score = _outcome(result, seat)
-                won = [h for h in result.hands if h.winner == seat]
-                lost_points = sum(h.points for h in result.hands
-                                  if h.winner is not None and h.winner != seat)
-                db.execute(
-                    "INSERT INTO results VALUES "
-                    "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (scope, spec.match_id, seat, seats[seat], seats[1 - seat], outcome,
-                     score, result.scores[seat], sum(h.points for h in won) - lost_points,
-                     len(result.hands), len(won),
-                     sum(h.kind in ("gin", "big_gin") for h in won),
-                     sum(h.kind == "undercut" for h in won),
-                     result.stats[seat].timeouts, result.stats[seat].rejections,
-                     int(result.blamed == seat), result.stats[seat].errors,
-                     result.stats[seat].first_error))
-            for bot, r in ratings.items():
-                db.execute(
-                    "INSERT INTO ratings VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (scope, bot) "
-                    "DO UPDATE SET mu = excluded.mu, sigma = excluded.sigma, "
-                    "games = excluded.games, updated_at = excluded.updated_at",
-                    (scope, bot, r.mu, r.sigma, r.games, now))
+            db.executemany(
+                "INSERT INTO results VALUES "
+                "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [(scope, spec.match_id, *row) for row in result_rows(result, seats)])
+            if rate is not None:
+                marks = ", ".join("?" for _ in spec.pair)
+                stored = {r[0]: Rating(r[1], r[2], r[3]) for r in db.execute(
+                    f"SELECT bot, mu, sigma, games FROM ratings WHERE scope = ? AND bot IN "
+                    f"({marks})", (scope, *spec.pair))}
+                for bot, r in rate(stored).items():
+                    db.execute(
+                        "INSERT INTO ratings VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (scope, "
+                        "bot) DO UPDATE SET mu = excluded.mu, sigma = excluded.sigma, "
+                        "games = excluded.games, updated_at = excluded.updated_at",
+                        (scope, bot, r.mu, r.sigma, r.games, now))
+            db.execute("UPDATE queue SET state = 'done' WHERE scope = ? AND match_id = ?",
+                       key)
             return True
 
         try:
@@ -625,11 +509,15 @@ class SqliteStore:
 
     def matches(self, scope: str) -> list[MatchRow]:
         rows = self._run(lambda db: db.execute(
-            "SELECT match_id, bot0, bot1, deal, seat_order, seed, winner, termination, "
-            "blamed, score0, score1, hands, voided, finished_at, detail FROM matches "
-            "WHERE scope = ? ORDER BY rowid", (scope,)).fetchall())
-        return [MatchRow(r[0], (r[1], r[2]), r[3], r[4], r[5], r[6], r[7], r[8],
-                         (r[9], r[10]), r[11], bool(r[12]), r[13], r[14]) for r in rows]
+            f"SELECT {_MATCH_COLUMNS} FROM matches WHERE scope = ? ORDER BY rowid",
+            (scope,)).fetchall())
+        return [_match_row(r) for r in rows]
+
+    def matches_since(self, scope: str, seq: int, limit: int = 1000) -> list[MatchRow]:
+        rows = self._run(lambda db: db.execute(
+            f"SELECT {_MATCH_COLUMNS} FROM matches WHERE scope = ? AND rowid > ? "
+            "ORDER BY rowid LIMIT ?", (scope, seq, limit)).fetchall())
+        return [_match_row(r) for r in rows]
 
     def results(self, scope: str) -> list[ResultRow]:
         rows = self._run(lambda db: db.execute(
@@ -650,5 +538,131 @@ class SqliteStore:
         return data if isinstance(data, dict) else {}
 
 
-__all__ = ["MatchRow", "Rating", "ResultRow", "ScopeInfo", "SqliteStore", "Store", "StoreBusy",
-           "StoreError", "is_void", "new_secret"]
+    # ------------------------------------------------------------------ the queue
+
+    def enqueue(self, scope: str, specs: Iterable[MatchSpec]) -> int:
+        rows = [(scope, s.match_id, s.pair[0], s.pair[1], s.deal, s.order, s.seed)
+                for s in specs]
+
+        def go(db: sqlite3.Connection) -> int:
+            before = db.total_changes
+            db.executemany(
+                "INSERT INTO queue (scope, match_id, bot_a, bot_b, deal, seat_order, seed, "
+                "state) SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, 'queued' WHERE NOT EXISTS "
+                "(SELECT 1 FROM matches WHERE scope = ?1 AND match_id = ?2) "
+                "ON CONFLICT (scope, match_id) DO UPDATE SET state = 'queued' "
+                "WHERE queue.state = 'skipped'", rows)
+            return db.total_changes - before
+
+        return self._atomic(go)
+
+    def claim(self, worker: str, *, lease_s: float, scopes: Sequence[str] | None = None,
+              limit: int = 1) -> list[Claim]:
+        def go(db: sqlite3.Connection) -> list[Claim]:
+            now = time.time()
+            where = ""
+            args: list[object] = [now]
+            if scopes is not None:
+                if not scopes:
+                    return []
+                where = f"AND q.scope IN ({', '.join('?' for _ in scopes)}) "
+                args += list(scopes)
+            rows = db.execute(
+                "SELECT q.seq, q.scope, q.match_id, q.bot_a, q.bot_b, q.deal, q.seat_order, "
+                "q.seed, q.attempts FROM queue q JOIN scopes s ON s.scope = q.scope "
+                "WHERE (q.state = 'queued' OR (q.state = 'claimed' AND q.lease_until < ?)) "
+                f"AND s.verdict = '' {where}ORDER BY q.seq LIMIT ?",
+                (*args, limit)).fetchall()
+            until = now + lease_s
+            db.executemany(
+                "UPDATE queue SET state = 'claimed', worker = ?, lease_until = ?, "
+                "attempts = attempts + 1 WHERE seq = ?", [(worker, until, r[0]) for r in rows])
+            return [Claim(r[1], MatchSpec(r[2], (r[3], r[4]), r[5], r[6], r[7]), worker,
+                          r[8] + 1, until) for r in rows]
+
+        return self._atomic(go)
+
+    def renew(self, worker: str, held: Sequence[tuple[str, str]], lease_s: float
+              ) -> set[tuple[str, str]]:
+        def go(db: sqlite3.Connection) -> set[tuple[str, str]]:
+            until = time.time() + lease_s
+            lost: set[tuple[str, str]] = set()
+            for scope, match_id in held:
+                cursor = db.execute(
+                    "UPDATE queue SET lease_until = ? WHERE scope = ? AND match_id = ? "
+                    "AND state = 'claimed' AND worker = ?", (until, scope, match_id, worker))
+                if cursor.rowcount == 0:
+                    lost.add((scope, match_id))
+            return lost
+
+        return self._atomic(go)
+
+    def release(self, worker: str, held: Sequence[tuple[str, str]], *,
+                skip: bool = False) -> None:
+        state = "skipped" if skip else "queued"
+        self._atomic(lambda db: db.executemany(
+            "UPDATE queue SET state = ?, worker = '', lease_until = 0 "
+            "WHERE scope = ? AND match_id = ? AND state = 'claimed' AND worker = ?",
+            [(state, scope, match_id, worker) for scope, match_id in held]))
+
+    def claimable_scopes(self) -> list[str]:
+        now = time.time()
+        rows = self._run(lambda db: db.execute(
+            "SELECT q.scope, MIN(q.seq) FROM queue q JOIN scopes s ON s.scope = q.scope "
+            "WHERE (q.state = 'queued' OR (q.state = 'claimed' AND q.lease_until < ?)) "
+            "AND s.verdict = '' GROUP BY q.scope ORDER BY 2", (now,)).fetchall())
+        return [str(r[0]) for r in rows]
+
+    def queue_counts(self, scope: str) -> QueueCounts:
+        now = time.time()
+        rows = self._run(lambda db: db.execute(
+            "SELECT CASE WHEN state = 'claimed' AND lease_until < ? THEN 'expired' "
+            "ELSE state END, COUNT(*) FROM queue WHERE scope = ? GROUP BY 1",
+            (now, scope)).fetchall())
+        return QueueCounts(**{str(r[0]): int(r[1]) for r in rows})
+
+    def stop_scope(self, scope: str, verdict: str) -> None:
+        def go(db: sqlite3.Connection) -> None:
+            db.execute("UPDATE scopes SET verdict = ? WHERE scope = ?",
+                       (verdict or "stopped", scope))
+            db.execute("UPDATE queue SET state = 'cancelled' WHERE scope = ? AND state = "
+                       "'queued'", (scope,))
+
+        self._atomic(go)
+
+    def scope_verdict(self, scope: str) -> str:
+        row = self._run(lambda db: db.execute(
+            "SELECT verdict FROM scopes WHERE scope = ?", (scope,)).fetchone())
+        return "" if row is None else str(row[0])
+
+    def take_coordinator(self, scope: str, owner: str, lease_s: float) -> str:
+        def go(db: sqlite3.Connection) -> str:
+            now = time.time()
+            row = db.execute("SELECT coordinator, coordinator_until FROM scopes "
+                             "WHERE scope = ?", (scope,)).fetchone()
+            if row is None:
+                raise StoreError(f"no scope {scope!r} in {self.path}")
+            if row[0] and row[0] != owner and row[1] >= now:
+                return str(row[0])
+            db.execute("UPDATE scopes SET coordinator = ?, coordinator_until = ? "
+                       "WHERE scope = ?", (owner, now + lease_s, scope))
+            return ""
+
+        return self._atomic(go)
+
+    def drop_coordinator(self, scope: str, owner: str) -> None:
+        self._atomic(lambda db: db.execute(
+            "UPDATE scopes SET coordinator = '', coordinator_until = 0 WHERE scope = ? "
+            "AND coordinator = ?", (scope, owner)))
+
+
+_MATCH_COLUMNS = ("match_id, bot0, bot1, deal, seat_order, seed, winner, termination, blamed, "
+                  "score0, score1, hands, voided, finished_at, detail, after_verdict, rowid")
+
+
+def _match_row(r: Any) -> MatchRow:
+    return MatchRow(r[0], (r[1], r[2]), r[3], r[4], r[5], r[6], r[7], r[8], (r[9], r[10]),
+                    r[11], bool(r[12]), r[13], r[14], bool(r[15]), r[16])
+
+
+__all__ = ["SqliteStore"]

@@ -1,24 +1,23 @@
-"""Playing matches by calling Python bots directly, in this process or a pool worker.
+"""Playing matches by calling Python bots directly, in the worker's own process.
 
-Kept light (no gRPC, no trio) so pool workers start fast. A bot's own failures are judged
-by ``play_local`` as over gRPC (bot errors, refusals, time after the fact); any exception
-that escapes it is the arena's own fault and voids the match (``arena_error``). A bot that
-never returns stalls its worker: trusted bots only (process mode for the others).
+A bot's own failures are judged by ``play_local`` as over gRPC (bot errors, refusals, time
+after the fact); any exception that escapes it is the arena's own fault and voids the match
+(``arena_error``). A bot that never returns stalls its worker: trusted bots only (launched
+bots for the others).
 """
 
 from __future__ import annotations
 
-import os
-import sys
-import threading
-import time
 from typing import Any
+
+import trio
 
 from arena.match.driver import MatchDriver
 from arena.match.local import play_local
 from arena.match.messages import MatchResult, Termination, TimeControl
+from arena.match.spec import MatchSpec
 from arena.rules import RulesConfig
-from arena.tournament.formats import MatchSpec
+from arena.series.plan import Plan
 
 
 class InProcessPlayer:
@@ -52,33 +51,19 @@ class InProcessPlayer:
         return result, driver.record if self.want_record else None
 
 
-_WORKER: InProcessPlayer | None = None
+class InProcessExecutor:
+    """Plays one match at a time by calling the plan's Python bots directly, on a thread
+    (so the worker's loop keeps committing and renewing leases meanwhile)."""
+
+    slots = 1
+
+    def __init__(self, plan: Plan, want_record: bool) -> None:
+        self.player = InProcessPlayer({b.name: b.spec for b in plan.bots}, plan.rules,
+                                      plan.time_control, want_record)
+
+    async def play(self, spec: MatchSpec) -> tuple[MatchResult, list[dict[str, Any]] | None]:
+        """Cancellation: stops waiting; the match's thread runs on to its end unseen."""
+        return await trio.to_thread.run_sync(self.player.play, spec, abandon_on_cancel=True)
 
 
-def init_worker(specs: dict[str, str], rules: RulesConfig, tc: TimeControl, want_record: bool,
-                 parent: int, path: list[str]) -> None:
-    global _WORKER
-    sys.path[:] = path
-    _WORKER = InProcessPlayer(specs, rules, tc, want_record)
-
-    def watch_parent() -> None:  # a killed runner must not leave its workers behind
-        while os.getppid() == parent:
-            time.sleep(0.5)
-        os._exit(0)
-
-    threading.Thread(target=watch_parent, daemon=True).start()
-
-
-def play_in_worker(spec: MatchSpec) -> tuple[MatchResult, list[dict[str, Any]] | None]:
-    assert _WORKER is not None
-    return _WORKER.play(spec)
-
-
-def play_batch_in_worker(specs: list[MatchSpec]
-                         ) -> list[tuple[MatchResult, list[dict[str, Any]] | None]]:
-    """Several matches in one round trip to the worker (less pickling and waking)."""
-    assert _WORKER is not None
-    return [_WORKER.play(spec) for spec in specs]
-
-
-__all__ = ["InProcessPlayer", "init_worker", "play_batch_in_worker", "play_in_worker"]
+__all__ = ["InProcessExecutor", "InProcessPlayer"]

@@ -1,9 +1,10 @@
-"""Commit finished matches to the store off the match loop, in order, through a busy database.
+"""Commit finished matches off the match loop, in order, through a busy or lost database.
 
-A runner (tournament or ladder) hands each finished match to ``Committer.submit``, which
-never blocks: one writer task takes them in order and writes each (its replay file, then
-the match with its rating update in one transaction) on a worker thread, so a slow disk or
-a database locked by another program never stalls the matches in play. A busy or locked
+The one commit path: whoever plays a match (a worker, the ladder, ``arena serve``) hands it
+to ``Committer.submit``, which never blocks: one writer task takes them in order and writes
+each (its replay file, then the match with its score and live rating update in one
+transaction) on a worker thread, so a slow disk or a database locked by another program
+never stalls the matches in play. A busy or locked
 database is retried with backoff for as long as it takes (a warning every few seconds says
 how many results wait); nothing finished is dropped. Any other refused write stops the run
 with one line (``CommitError``). When the run ends or is interrupted, the writer first
@@ -16,7 +17,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,9 +26,10 @@ import structlog
 import trio
 
 from arena.match.messages import MatchResult
-from arena.server.arena import write_replay
-from arena.tournament.formats import MatchSpec
-from arena.tournament.store import Rating, Store, StoreBusy, StoreError
+from arena.match.replay import write_replay
+from arena.match.spec import MatchSpec
+from arena.series.ratings import rate_match
+from arena.store.base import Rate, Store, StoreBusy, StoreError, is_void
 
 log = structlog.get_logger("arena.commit")
 
@@ -45,20 +47,38 @@ class Finished:
 
     spec: MatchSpec
     result: MatchResult
-    ratings: Mapping[str, Rating]
     record: list[dict[str, Any]] | None
+
+
+def score_of(result: MatchResult, seats: tuple[str, str], bot: str) -> float | None:
+    """1, 0.5 or 0 for ``bot``; None for a void match."""
+    if is_void(result):
+        return None
+    if result.winner is None:
+        return 0.5
+    return 1.0 if seats[result.winner] == bot else 0.0
+
+
+def rating_update(spec: MatchSpec, result: MatchResult) -> Rate | None:
+    """The live rating update of a finished match (None for a void one: not rated)."""
+    a, b = spec.pair
+    score_a = score_of(result, spec.seats, a)
+    return None if score_a is None else rate_match(a, b, score_a)
 
 
 class Committer:
     """The one writer of a run's finished matches (see the module docstring)."""
 
-    def __init__(self, store: Store, scope: str, *, replays: Path | None = None,
+    def __init__(self, store: Store | None, scope: str, *, replays: Path | None = None,
+                 rated: bool = True,
                  on_stored: Callable[[Finished, bool], None] | None = None,
                  flush_s: float = 60.0) -> None:
-        """``on_stored(item, is_new)`` runs on the trio thread after each write (``is_new``
-        False: the scope already had that match)."""
+        """``store`` None: replays only (``arena serve``). ``rated``: update the scope's
+        live ratings with each match. ``on_stored(item, is_new)`` runs on the trio thread
+        after each write (``is_new`` False: the scope already had that match)."""
         self.store = store
         self.scope = scope
+        self.rated = rated
         self.replays = replays
         self.on_stored = on_stored
         self.flush_s = flush_s
@@ -69,12 +89,12 @@ class Committer:
         self._idle = trio.Event()
         self._idle.set()
 
-    def submit(self, spec: MatchSpec, result: MatchResult, ratings: Mapping[str, Rating],
+    def submit(self, spec: MatchSpec, result: MatchResult,
                record: list[dict[str, Any]] | None = None) -> None:
         """Queue a finished match for writing; never blocks. Call from the trio thread."""
         self.pending += 1
         self._idle = trio.Event() if self._idle.is_set() else self._idle
-        self._send.send_nowait(Finished(spec, result, ratings, record))
+        self._send.send_nowait(Finished(spec, result, record))
 
     def close(self) -> None:
         """No more submissions: ``run`` returns once the queue is written."""
@@ -153,16 +173,19 @@ class Committer:
             self._idle.set()
 
     def _write_sync(self, item: Finished) -> bool:
-        """On a worker thread: the replay file, then the match (one transaction)."""
-        if item.record is not None and self.replays is not None:
+        """On a worker thread: the match (one transaction), then, if it is new, its replay
+        (a match another worker recorded first keeps that worker's replay)."""
+        is_new = True
+        if self.store is not None:
+            rate = rating_update(item.spec, item.result) if self.rated else None
+            is_new = self.store.record(self.scope, item.spec, item.result, rate)
+        if is_new and item.record is not None and self.replays is not None:
             path = self.replays / f"{item.spec.match_id.replace(':', '_')}.jsonl"
-            if not path.exists():  # a retry after a busy database: written already
-                try:
-                    write_replay(path, item.record)
-                except OSError as e:  # a full disk must not cost the result
-                    log.error("replay_write_failed", match_id=item.spec.match_id,
-                              error=str(e))
-        return self.store.record(self.scope, item.spec, item.result, item.ratings)
+            try:
+                write_replay(path, item.record)
+            except OSError as e:  # a full disk must not cost the result
+                log.error("replay_write_failed", match_id=item.spec.match_id, error=str(e))
+        return is_new
 
 
-__all__ = ["CommitError", "Committer", "Finished"]
+__all__ = ["CommitError", "Committer", "Finished", "rating_update", "score_of"]

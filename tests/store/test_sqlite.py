@@ -1,18 +1,21 @@
-"""The SQLite store: one transaction per match, idempotent writes, safe reopening."""
+"""What only the SQLite store does: a file reopened or refused, locks, migrations, backup.
+
+(Everything every store does is in test_store.py, run against SQLite too.)
+"""
 
 from __future__ import annotations
 
 import dataclasses
-import re
 import sqlite3
 from pathlib import Path
 
 import pytest
 
 from arena.match.messages import MatchResult, SeatStats, Termination
+from arena.match.spec import MatchSpec
 from arena.rules import HandResult
-from arena.tournament.formats import MatchSpec
-from arena.tournament.store import Rating, SqliteStore, StoreBusy, StoreError, is_void
+from arena.store.base import StoreBusy, StoreError
+from arena.store.sqlite import SqliteStore
 
 SPEC = MatchSpec("h:a:b:0:0", ("a", "b"), 0, 0, "seed:0")
 HANDS = (HandResult("knock", 0, 12, knocker=0, deadwood=(3, 15)),
@@ -31,62 +34,6 @@ def counts(path: Path) -> tuple[int, int, int, int]:
         db.close()
 
 
-def test_record_writes_everything_once(tmp_path: Path) -> None:
-    path = tmp_path / "s.sqlite"
-    with SqliteStore(path) as store:
-        store.open_scope("t", "tournament", "t", "{}")
-        new = {"a": Rating(27.0, 8.0, 1), "b": Rating(23.0, 8.0, 1)}
-        assert store.record("t", SPEC, RESULT, new) is True
-        assert counts(path) == (1, 3, 2, 2)
-        # the same match again: nothing changes (a resumed run never double counts)
-        assert store.record("t", SPEC, RESULT, {"a": Rating(99.0, 1.0, 2)}) is False
-        assert counts(path) == (1, 3, 2, 2)
-        assert store.ratings("t")["a"] == Rating(27.0, 8.0, 1)
-        assert store.finished_ids("t") == {SPEC.match_id}
-        (row,) = store.matches("t")
-        assert row.pair == ("a", "b") and row.score_of("a") == 1.0 and row.score_of("b") == 0.0
-        a, b = store.results("t")
-        assert (a.bot, a.outcome, a.hands_won, a.gins, a.undercuts, a.timeouts) == \
-            ("a", "win", 2, 0, 1, 1)
-        assert (b.bot, b.outcome, b.gins, b.illegal, b.hand_points) == ("b", "loss", 1, 2, -2)
-        assert a.hand_points == 12 + 30 - 40
-        assert store.wins("t") == {"a": 1, "b": 0}
-
-
-def test_a_failing_write_leaves_nothing_behind(tmp_path: Path) -> None:
-    path = tmp_path / "s.sqlite"
-    with SqliteStore(path) as store:
-        store.open_scope("t", "tournament", "t", "{}")
-        broken = {"a": Rating(None, 1.0, 1)}  # type: ignore[arg-type]  # NOT NULL fails last
-        # refused for another reason than "already there": an error naming the match
-        with pytest.raises(StoreError, match=re.escape(
-                "could not record match h:a:b:0:0 of 't': NOT NULL constraint failed: "
-                "ratings.mu")):
-            store.record("t", SPEC, RESULT, broken)
-        assert counts(path) == (0, 0, 0, 0)
-        assert store.record("t", SPEC, RESULT, {"a": Rating(26.0, 8.0, 1)}) is True
-        assert counts(path) == (1, 3, 2, 1)
-
-
-def test_void_and_draw_outcomes(tmp_path: Path) -> None:
-    void = MatchResult("v", None, Termination.ARENA_ERROR, detail="boom")
-    no_show = MatchResult("n", None, Termination.NO_SHOW)
-    draw = MatchResult("d", None, Termination.CAPPED)
-    forfeit = MatchResult("f", 1, Termination.FORFEIT_TIMEOUT, blamed=0)
-    assert is_void(void) and is_void(no_show)
-    assert not is_void(draw) and not is_void(forfeit)
-    with SqliteStore(tmp_path / "s.sqlite") as store:
-        store.open_scope("t", "tournament", "t", "{}")
-        for i, r in enumerate((void, draw, forfeit)):
-            store.record("t", MatchSpec(f"m{i}", ("a", "b"), i, 0, "s"), r, {})
-        rows = store.matches("t")
-        assert [r.voided for r in rows] == [True, False, False]
-        assert [r.score_of("a") for r in rows] == [None, 0.5, 0.0]
-        outcomes = [(r.bot, r.outcome, r.forfeit) for r in store.results("t")]
-        assert outcomes[:2] == [("a", "void", False), ("b", "void", False)]
-        assert ("a", "loss", True) in outcomes and ("b", "win", False) in outcomes
-
-
 def test_reopen_and_refuse_foreign_files(tmp_path: Path) -> None:
     path = tmp_path / "s.sqlite"
     with SqliteStore(path) as store:
@@ -101,28 +48,6 @@ def test_reopen_and_refuse_foreign_files(tmp_path: Path) -> None:
         SqliteStore(junk)
 
 
-def test_match_ids_are_unique_per_scope_not_globally(tmp_path: Path) -> None:
-    with SqliteStore(tmp_path / "s.sqlite") as store:
-        for scope in ("t1", "t2"):
-            store.open_scope(scope, "tournament", scope, "{}")
-            assert store.record(scope, SPEC, RESULT, {}) is True  # the same id, two scopes
-        assert store.record("t1", SPEC, RESULT, {}) is False
-        assert [len(store.matches(s)) for s in ("t1", "t2")] == [1, 1]
-        assert [len(store.results(s)) for s in ("t1", "t2")] == [2, 2]
-        assert store.wins("t2") == {"a": 1, "b": 0}
-
-
-def test_each_scope_keeps_its_secret(tmp_path: Path) -> None:
-    with SqliteStore(tmp_path / "s.sqlite") as store:
-        first = store.open_scope("t", "tournament", "t", "{}")
-        assert len(first) == 32 and int(first, 16) >= 0
-        assert store.open_scope("t", "tournament", "t", "{}") == first
-        assert store.open_scope("u", "tournament", "u", "{}") != first
-        assert store.open_scope("v", "tournament", "v", "{}", "ab" * 16) == "ab" * 16
-        with pytest.raises(StoreError, match="played with another secret"):
-            store.open_scope("t", "tournament", "t", "{}", "cd" * 16)
-
-
 def test_a_locked_database_is_busy_not_broken(tmp_path: Path) -> None:
     path = tmp_path / "s.sqlite"
     with SqliteStore(path, busy_timeout_s=0.05) as store:
@@ -131,28 +56,11 @@ def test_a_locked_database_is_busy_not_broken(tmp_path: Path) -> None:
         other.execute("BEGIN EXCLUSIVE")
         try:
             with pytest.raises(StoreBusy):
-                store.record("t", SPEC, RESULT, {})
+                store.record("t", SPEC, RESULT)
         finally:
             other.execute("ROLLBACK")
             other.close()
-        assert store.record("t", SPEC, RESULT, {}) is True  # nothing half-written before
-
-
-def test_ladder_names_are_unique_whatever_the_case_and_tokens_can_be_revoked(
-        tmp_path: Path) -> None:
-    with SqliteStore(tmp_path / "s.sqlite") as store:
-        store.register_bot("Alpha", "h1")
-        with pytest.raises(StoreError, match="'alpha' is already registered \\(as 'Alpha'\\)"):
-            store.register_bot("alpha", "h2")
-        epoch = store.token_epoch()
-        assert store.bot_for_token_hash("h1") == "Alpha"
-        store.set_token("Alpha", None)  # revoke
-        assert store.bot_for_token_hash("h1") is None and store.token_epoch() == epoch + 1
-        store.set_token("Alpha", "h3")  # rotate
-        assert store.bot_for_token_hash("h3") == "Alpha" and store.bot_for_token_hash("h1") is None
-        assert store.token_epoch() == epoch + 2
-        with pytest.raises(StoreError, match="no ladder bot named 'beta'"):
-            store.set_token("beta", "h4")
+        assert store.record("t", SPEC, RESULT) is True  # nothing half-written before
 
 
 def test_a_schema_1_database_is_migrated_keeping_everything(tmp_path: Path) -> None:
@@ -175,10 +83,10 @@ def test_a_schema_1_database_is_migrated_keeping_everything(tmp_path: Path) -> N
         assert row.match_id == "x:a:b:0:0" and row.scores == (110, -110)
         assert [r.outcome for r in store.results("t")] == ["win", "loss"]
         assert len(store.open_scope("t", "tournament", "t", "{}")) == 32  # a secret now
-        assert store.record("t", SPEC, RESULT, {}) is True
+        assert store.record("t", SPEC, RESULT) is True
     with sqlite3.connect(path) as db:
         assert db.execute("SELECT value FROM meta WHERE key = 'schema_version'"
-                          ).fetchone() == ("3",)
+                          ).fetchone() == ("4",)
         assert db.execute("SELECT COUNT(*) FROM hands").fetchone() == (4,)
 
 
@@ -186,8 +94,9 @@ def test_a_schema_2_database_gains_the_bot_error_columns(tmp_path: Path) -> None
     path = tmp_path / "two.sqlite"
     with SqliteStore(path) as store:
         store.open_scope("t", "tournament", "t", "{}")
-        store.record("t", SPEC, RESULT, {})
+        store.record("t", SPEC, RESULT)
     with sqlite3.connect(path) as db:  # as schema 2 wrote it
+        as_schema_3(db)
         db.execute("ALTER TABLE results DROP COLUMN errors")
         db.execute("ALTER TABLE results DROP COLUMN first_error")
         db.execute("UPDATE meta SET value = '2' WHERE key = 'schema_version'")
@@ -196,16 +105,40 @@ def test_a_schema_2_database_gains_the_bot_error_columns(tmp_path: Path) -> None
     with SqliteStore(path) as store:
         assert [r.errors for r in store.results("t")] == [0, 0]  # kept, counted as none
         store.record("t", second, dataclasses.replace(RESULT, match_id=second.match_id,
-                                                      stats=stats), {})
+                                                      stats=stats))
         rows = store.results("t")
     assert [(r.errors, r.first_error) for r in rows[2:]] == [
         (0, ""), (2, "decide() raised KeyError: 'x'")]
 
 
+def as_schema_3(db: sqlite3.Connection) -> None:
+    """Take out what schema 4 added (the queue, verdicts, coordinators)."""
+    db.execute("DROP TABLE queue")
+    for table, column in (("scopes", "verdict"), ("scopes", "coordinator"),
+                          ("scopes", "coordinator_until"), ("matches", "after_verdict")):
+        db.execute(f"ALTER TABLE {table} DROP COLUMN {column}")
+    db.execute("UPDATE meta SET value = '3' WHERE key = 'schema_version'")
+
+
+def test_a_schema_3_database_gains_the_queue(tmp_path: Path) -> None:
+    path = tmp_path / "three.sqlite"
+    with SqliteStore(path) as store:
+        store.open_scope("t", "tournament", "t", "{}")
+        store.record("t", SPEC, RESULT)
+    with sqlite3.connect(path) as db:
+        as_schema_3(db)
+    with SqliteStore(path) as store:
+        (row,) = store.matches("t")
+        assert row.match_id == SPEC.match_id and not row.after_verdict
+        assert store.enqueue("t", [MatchSpec("next", ("a", "b"), 1, 0, "s1")]) == 1
+        assert [c.spec.match_id for c in store.claim("w", lease_s=5)] == ["next"]
+        assert store.scope_verdict("t") == ""
+
+
 def test_backup_is_one_consistent_file(tmp_path: Path) -> None:
     with SqliteStore(tmp_path / "s.sqlite") as store:
         store.open_scope("t", "tournament", "t", "{}")
-        store.record("t", SPEC, RESULT, {})
+        store.record("t", SPEC, RESULT)
         store.backup(tmp_path / "copy.sqlite")
     with SqliteStore(tmp_path / "copy.sqlite") as copy:
         assert len(copy.matches("t")) == 1

@@ -1,0 +1,86 @@
+"""What a worker needs to play a scope's matches: rules, time control, bots, how to seat them.
+
+A front end (a tournament, ``arena play``) writes its ``Plan`` into the scope's stored
+config (key ``plan``), so any worker on any host that can reach the store reads it and
+plays that scope's queued matches the same way. A bot with a spec is launched by the
+worker that hosts its match (or called in-process); a bot without one is *remote*: it
+connects itself with its token to the coordinator's own worker, so a plan with remote
+bots is played there only, and the tokens never reach the store.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from arena.match.messages import TimeControl
+from arena.rules import RulesConfig
+
+
+class PlanError(ValueError):
+    """A stored plan that cannot be read (one line)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Entrant:
+    """A bot of the plan. ``spec`` empty: remote, connecting with ``token``."""
+
+    name: str
+    spec: str = ""
+    token: str = ""  # remote bots only; never stored
+    sessions: int = 1  # remote bots: matches it plays at once (its open sessions)
+
+    @property
+    def is_remote(self) -> bool:
+        return not self.spec
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    rules: RulesConfig = field(default_factory=RulesConfig)
+    time_control: TimeControl = field(default_factory=TimeControl)
+    bots: tuple[Entrant, ...] = ()
+    in_process: bool = False  # call trusted Python bots directly, no network
+    show_up_s: float = 30.0  # how long a match waits for a bot to connect
+    rated: bool = True  # keep live ratings
+    host: str = "127.0.0.1"  # where the hosting worker's arena listens
+    port: int = 0  # 0: any free port (remote bots need a fixed one)
+    replays: str = ""  # directory for replays ("" : none); a worker may override it
+
+    @property
+    def has_remote(self) -> bool:
+        return any(b.is_remote for b in self.bots)
+
+    @property
+    def names(self) -> list[str]:
+        return [b.name for b in self.bots]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The plan as JSON, without remote bots' tokens."""
+        return {
+            "rules": self.rules.to_dict(), "time_control": self.time_control.to_dict(),
+            "bots": [{"name": b.name, "spec": b.spec, "sessions": b.sessions}
+                     for b in self.bots],
+            "in_process": self.in_process, "show_up_s": self.show_up_s, "rated": self.rated,
+            "host": self.host, "port": self.port, "replays": self.replays,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Plan:
+        """``PlanError`` naming what is wrong."""
+        try:
+            return cls(
+                rules=RulesConfig.from_spec(data["rules"]),
+                time_control=TimeControl(**data["time_control"]),
+                bots=tuple(Entrant(str(b["name"]), str(b.get("spec", "")),
+                                   sessions=int(b.get("sessions", 1))) for b in data["bots"]),
+                in_process=bool(data.get("in_process", False)),
+                show_up_s=float(data.get("show_up_s", 30.0)),
+                rated=bool(data.get("rated", True)), host=str(data.get("host", "127.0.0.1")),
+                port=int(data.get("port", 0)), replays=str(data.get("replays", "")))
+        except (KeyError, TypeError, ValueError) as e:
+            raise PlanError(f"the scope's stored plan is not readable: {e!r}") from None
+
+
+__all__ = ["Entrant", "Plan", "PlanError"]
