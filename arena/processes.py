@@ -93,7 +93,7 @@ def spec_fingerprint(spec: str) -> str:
 
 
 # Run first in every launched bot's process (Linux): ask the kernel to SIGKILL it when the
-# arena's thread that started it goes (``_Child`` starts bots on the trio thread, which
+# arena's thread that started it goes (``ChildProcess`` starts bots on the trio thread, which
 # lives as long as the run), however the arena ends (a kill -9 during start-up included),
 # then become the bot. It runs after exec in the bot's own interpreter, not in a
 # preexec_fn (forking a process with gRPC threads and running Python there is unsafe).
@@ -118,15 +118,21 @@ else:
 _DIES_WITH_ARENA: Final = sys.platform.startswith("linux")
 
 
+def module_command(module: str, *args: str) -> list[str]:
+    """``python -m module args``, dying with this process on Linux (see ``_GUARD``); start
+    it with ``ChildProcess`` so that the kernel ties it to the trio thread."""
+    if _DIES_WITH_ARENA:
+        return [sys.executable, "-c", _GUARD, str(os.getpid()), "module", module, *args]
+    return [sys.executable, "-m", module, *args]
+
+
 def bot_command(spec: str, address: str, token: str, name: str) -> list[str]:
     """How a bot with ``spec`` is launched to connect to ``address``. On Linux it dies with
     the arena (see ``_GUARD``)."""
     if is_python_spec(spec):
         target = resolve_python(spec).target
-        args = ["sdk.launch", target, "--address", address, "--token", token, "--name", name]
-        if _DIES_WITH_ARENA:
-            return [sys.executable, "-c", _GUARD, str(os.getpid()), "module", *args]
-        return [sys.executable, "-m", *args]
+        return module_command("sdk.launch", target, "--address", address, "--token", token,
+                              "--name", name)
     argv = shlex.split(spec)
     if _DIES_WITH_ARENA:
         return [sys.executable, "-c", _GUARD, str(os.getpid()), "exec", *argv]
@@ -152,7 +158,7 @@ class BotProcess:
         self.log_path = log_path
         self.is_dead = False  # exited too often: its matches are forfeited at once
         self.last_returncode: int | None = None
-        self._proc: _Child | None = None
+        self._proc: ChildProcess | None = None
         self._killed = False
 
     def describe_death(self) -> str:
@@ -173,7 +179,7 @@ class BotProcess:
             while not arena.closed:
                 started = time.monotonic()
                 self._killed = False
-                proc = self._proc = _Child(self.cmd, self.env, sink)
+                proc = self._proc = ChildProcess(self.cmd, self.env, sink)
                 try:
                     await proc.wait()
                 finally:
@@ -214,8 +220,9 @@ what it started too (a shell's children, a JVM a script ran), and the terminal's
 reaches the arena only: the arena then stops the bots itself."""
 
 
-class _Child:
-    """A bot process, started on the calling (trio) thread rather than a worker thread as
+class ChildProcess:
+    """A child process (a bot, a worker), started on the calling (trio) thread rather than
+    a worker thread as
     ``trio.lowlevel.open_process`` does: the kernel's parent-death signal (``_GUARD``)
     follows the thread that forked, and trio's worker threads exit when idle, which would
     kill the bot with them. Starting a process takes a few milliseconds."""
@@ -247,6 +254,11 @@ class _Child:
     def kill(self) -> None:
         self._popen.kill()
 
+    def terminate(self) -> None:
+        """Ask it to stop (SIGTERM)."""
+        with contextlib.suppress(ProcessLookupError):
+            self._popen.terminate()
+
     def _close(self) -> None:
         if self._pidfd is not None:
             fd, self._pidfd = self._pidfd, None
@@ -254,14 +266,14 @@ class _Child:
             os.close(fd)
 
 
-def _kill(proc: _Child) -> None:
+def _kill(proc: ChildProcess) -> None:
     """SIGKILL the bot process and its whole process group."""
     _kill_group(proc)
     with contextlib.suppress(ProcessLookupError):
         proc.kill()
 
 
-def _kill_group(proc: _Child) -> None:
+def _kill_group(proc: ChildProcess) -> None:
     """SIGKILL whatever is left in the process group ``proc`` leads (a no-op if empty).
 
     After ``proc`` was reaped its pid stays reserved while its group has members, so this
@@ -417,11 +429,13 @@ __all__ = [
     "MAX_RESTARTS",
     "BotPool",
     "BotProcess",
+    "ChildProcess",
     "LaunchError",
     "bot_command",
     "bot_environment",
     "check_spec",
     "launched",
+    "module_command",
     "play_seated",
     "spec_fingerprint",
     "wait_ready",

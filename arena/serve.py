@@ -60,6 +60,10 @@ async def _play(arena: Arena, committer: Committer, spec: MatchSpec, driver: Mat
     try:
         result = await arena.run_seated(driver, seats)
         committer.submit(spec, result, driver.record)
+    except trio.Cancelled:  # shutdown: the match ended as such; keep its replay
+        if driver.result is not None:
+            await committer.write_now(spec, driver.result, driver.record)
+        raise
     except Exception:
         log.exception("match_task_failed", match_id=driver.match_id)
         for seat in seats:

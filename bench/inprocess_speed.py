@@ -176,10 +176,10 @@ def main() -> None:
         opts = PlayOptions(specs=args.bots.split(","), games=args.pool_games, rules=rules,
                            seed="bench", in_process=True, progress=False)
         run = run_play(prepare_play(opts))
-        results, seconds = run.results, run.elapsed
-        pool_hands = sum(len(r.hands) for _, r in results)
-        print(f"arena play --in-process, {os.cpu_count()} CPUs ({len(results)} games, "
-              f"{pool_hands} hands, replays off): {pool_hands / seconds:,.0f} hands/s")
+        games, seconds, pool_hands = len(run.matches), run.elapsed, run.hands
+        print(f"arena play --in-process, {os.cpu_count()} CPUs, {opts.local_workers} "
+              f"workers ({games} games, {pool_hands} hands, replays off): "
+              f"{pool_hands / seconds:,.0f} hands/s")
 
 
 if __name__ == "__main__":

@@ -96,6 +96,18 @@ class Committer:
         self._idle = trio.Event() if self._idle.is_set() else self._idle
         self._send.send_nowait(Finished(spec, result, record))
 
+    async def write_now(self, spec: MatchSpec, result: MatchResult,
+                        record: list[dict[str, Any]] | None = None) -> None:
+        """Write one match at once, past the queue and shielded from cancellation (a
+        match cut short by a shutdown, while the writer itself is being stopped). A
+        database that is busy or gone loses it (it was not played out anyway)."""
+        with trio.CancelScope(shield=True):
+            try:
+                await trio.to_thread.run_sync(self._write_sync, Finished(spec, result, record))
+            except StoreError as e:
+                log.warning("not_saved", scope=self.scope, match_id=spec.match_id,
+                            detail=str(e))
+
     def close(self) -> None:
         """No more submissions: ``run`` returns once the queue is written."""
         self._send.close()

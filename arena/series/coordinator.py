@@ -16,17 +16,26 @@ from __future__ import annotations
 
 import math
 import os
-import sys
+import signal
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 import structlog
 import trio
 
 from arena.match.spec import MatchSpec
+from arena.processes import ChildProcess, module_command
 from arena.series.plan import Plan
-from arena.series.worker import LEASE_S, WorkerStats, open_executor, work, worker_id
+from arena.series.worker import (
+    LEASE_S,
+    WorkerStats,
+    is_gone,
+    open_executor,
+    work,
+    worker_id,
+)
 from arena.store.base import MatchRow, Store, StoreBusy
 
 log = structlog.get_logger("arena.series")
@@ -59,6 +68,7 @@ class SeriesOutcome:
     verdict: str = ""
     open: int = 0  # matches neither recorded nor cancelled when it returned (interrupted)
     skipped: int = 0  # set aside: neither bot came (queued again by the next run)
+    nudge: trio.Event = field(default_factory=trio.Event)  # set when a local worker records
 
 
 async def run_series(store: Store, scope: str, plan: Plan, schedule: Sequence[MatchSpec], *,
@@ -73,9 +83,17 @@ async def run_series(store: Store, scope: str, plan: Plan, schedule: Sequence[Ma
     owner = worker_id()
     other = await trio.to_thread.run_sync(store.take_coordinator, scope, owner,
                                           COORDINATOR_LEASE_S)
+    if other and is_gone(other):  # killed on this host: no need to wait for its lease
+        other = await trio.to_thread.run_sync(partial(
+            store.take_coordinator, scope, owner, COORDINATOR_LEASE_S, replacing=other))
     if other:
         raise SeriesError(f"{scope!r} is already being run by {other}: watch it with arena "
                           "standings, or wait for that run to end")
+    for holder in await trio.to_thread.run_sync(store.holders, scope):
+        if is_gone(holder):
+            n = await trio.to_thread.run_sync(store.reclaim, scope, holder)
+            log.info("claims_reclaimed", scope=scope, worker=holder, matches=n,
+                     detail="its process on this host is gone")
     outcome = SeriesOutcome(scheduled=len(schedule))
     try:
         outcome.queued = await trio.to_thread.run_sync(store.enqueue, scope, schedule)
@@ -84,16 +102,15 @@ async def run_series(store: Store, scope: str, plan: Plan, schedule: Sequence[Ma
                         "series runs on one worker")
             workers = 1
         async with trio.open_nursery() as nursery:
-            done = trio.Event()
             if workers == 1:
                 nursery.start_soon(_local_worker, store, scope, plan, slots, replays, lease_s,
-                                   owner)
+                                   owner, outcome)
             elif workers > 1:
                 for i in range(workers):
                     nursery.start_soon(_worker_process, db, scope, slots, replays, lease_s,
                                        f"{owner}/{i}")
             task_status.started()
-            await _follow(store, scope, owner, watch, outcome, done)
+            await _follow(store, scope, owner, watch, outcome)
             nursery.cancel_scope.deadline = trio.current_time() + 30  # workers end at once:
             # the queue is empty; a stuck one is stopped
     finally:
@@ -108,24 +125,29 @@ async def run_series(store: Store, scope: str, plan: Plan, schedule: Sequence[Ma
 
 
 async def _follow(store: Store, scope: str, owner: str, watch: Watch | None,
-                  outcome: SeriesOutcome, done: trio.Event) -> None:
+                  outcome: SeriesOutcome) -> None:
     """Read new results as they are recorded until no match is open; stop the scope on a
-    verdict; keep the coordinator's lease."""
+    verdict; keep the coordinator's lease. Wakes every ``WATCH_S``, or at once when a
+    worker of this process records a match (``outcome.nudge``)."""
     seq = 0
+    nudge = outcome.nudge
     renewed = trio.current_time()
     while True:
         try:
+            # counted before the results are read: the results read then include every
+            # match recorded by the time nothing was open
+            counts = await trio.to_thread.run_sync(store.queue_counts, scope)
             while rows := await trio.to_thread.run_sync(store.matches_since, scope, seq):
                 seq = rows[-1].seq
                 outcome.recorded += len(rows)
-                verdict = watch(rows) if watch is not None else None
-                if verdict and not outcome.verdict:
-                    outcome.verdict = verdict
-                    await trio.to_thread.run_sync(store.stop_scope, scope, verdict)
-                    log.info("series_stopped", scope=scope, verdict=verdict)
-            counts = await trio.to_thread.run_sync(store.queue_counts, scope)
+                for row in rows:  # one at a time: the match that decided is known
+                    verdict = watch([row]) if watch is not None else None
+                    if verdict and not outcome.verdict:
+                        outcome.verdict = verdict
+                        await trio.to_thread.run_sync(store.stop_scope, scope, verdict,
+                                                      row.seq)
+                        log.info("series_stopped", scope=scope, verdict=verdict)
             if counts.open == 0:
-                done.set()
                 return
             if trio.current_time() - renewed > COORDINATOR_LEASE_S / 3:
                 await trio.to_thread.run_sync(store.take_coordinator, scope, owner,
@@ -133,44 +155,50 @@ async def _follow(store: Store, scope: str, owner: str, watch: Watch | None,
                 renewed = trio.current_time()
         except StoreBusy as e:
             log.warning("store_unavailable", detail=str(e))
-        await trio.sleep(WATCH_S)
+        with trio.move_on_after(WATCH_S):
+            await nudge.wait()
+        nudge = outcome.nudge = trio.Event()
 
 
 async def _local_worker(store: Store, scope: str, plan: Plan, slots: int,
-                        replays: Path | None, lease_s: float, owner: str) -> None:
-    """One worker inside this process (its arena on this trio loop)."""
+                        replays: Path | None, lease_s: float, owner: str,
+                        outcome: SeriesOutcome) -> None:
+    """One worker inside this process (its arena on this trio loop); each match it
+    records wakes the coordinator."""
     async with open_executor(plan, slots, replays) as executor:
         await work(store, scope, plan, executor, worker=f"{owner}/0", lease_s=lease_s,
-                   replays=replays, stats=WorkerStats())
+                   replays=replays, stats=WorkerStats(),
+                   on_stored=lambda item, is_new: outcome.nudge.set())
 
 
 async def _worker_process(db: str, scope: str, slots: int, replays: Path | None,
                           lease_s: float, name: str) -> None:
     """One worker as a process of its own, until it exits (when the scope has no open
-    match); on cancellation it is asked to stop (SIGTERM: it releases what it plays and
-    commits what finished), then killed after 10 s."""
-    cmd = [sys.executable, "-m", "arena.series.worker", "--db", db, "--scope", scope,
-           "--slots", str(slots), "--lease-s", str(lease_s), "--worker-id", name,
-           "--parent", str(os.getpid())]
+    match). It dies with this process (kill -9 included); on cancellation it is asked to
+    stop (SIGTERM: it releases what it plays and commits what finished), then killed after
+    10 s."""
+    args = ["--db", db, "--scope", scope, "--slots", str(slots), "--lease-s", str(lease_s),
+            "--worker-id", name, "--quiet"]
     if replays is not None:
-        cmd += ["--replays", str(replays)]
-
-    async def stop(process: trio.Process) -> None:
-        process.terminate()
-        with trio.move_on_after(10):
-            await process.wait()
-            return
-        process.kill()
-
+        args += ["--replays", str(replays)]
     env = dict(os.environ)
     root = str(Path(__file__).resolve().parents[2])
     env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH", "")) if p)
-    result = await trio.run_process(cmd, check=False, deliver_cancel=stop, env=env,
-                                    stdin=None)
-    if result.returncode not in (0, -15, 130, 3):
-        raise SeriesError(f"worker {name} exited with code {result.returncode} (its "
-                          "output is above); the finished matches are saved: rerun to "
-                          "resume")
+    child = ChildProcess(module_command("arena.series.worker", *args), env, None)
+    try:
+        code = await child.wait()
+    finally:
+        if child.returncode is None:
+            child.terminate()
+            with trio.CancelScope(shield=True):
+                with trio.move_on_after(10):
+                    await child.wait()
+                if child.returncode is None:
+                    child.kill()
+                    await child.wait()
+    if code not in (0, -signal.SIGTERM, -signal.SIGINT, 130):
+        raise SeriesError(f"worker {name} exited with code {code} (its output is above); "
+                          "the finished matches are saved: rerun to resume")
 
 
 def per_worker(concurrency: int, workers: int) -> int:

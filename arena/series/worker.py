@@ -23,7 +23,6 @@ import os
 import signal
 import socket
 import sys
-import threading
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
@@ -60,6 +59,24 @@ class Executor(Protocol):
 def worker_id() -> str:
     """A name for this worker that no other will have: host, pid and a random part."""
     return f"{socket.gethostname()}:{os.getpid()}:{os.urandom(3).hex()}"
+
+
+def is_gone(worker: str) -> bool:
+    """True if ``worker`` (an id from ``worker_id``, perhaps with a suffix) ran on this host
+    in a process that no longer runs. A worker elsewhere is never judged gone here: its
+    lease says when. (A reused pid makes a gone worker look alive: then its lease decides
+    too.)"""
+    host, _, rest = worker.partition(":")
+    pid = rest.partition(":")[0]
+    if host != socket.gethostname() or not pid.isdigit():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return False
 
 
 def is_unplayed(result: MatchResult) -> bool:
@@ -245,18 +262,6 @@ async def serve(store: Store, *, scopes: Sequence[str] | None, slots: int, worke
             await trio.sleep(POLL_S)
 
 
-def _watch_parent(parent: int) -> None:
-    """Exit when the process that started this worker is gone (a killed coordinator must
-    not leave its workers behind; their leases run out and a rerun resumes)."""
-
-    def watch() -> None:
-        while os.getppid() == parent:
-            time.sleep(0.5)
-        os._exit(3)
-
-    threading.Thread(target=watch, daemon=True).start()
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m arena.series.worker",
                                  description="Play a store's queued matches.")
@@ -266,12 +271,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--replays", type=Path, help="directory for replays and bot logs")
     ap.add_argument("--lease-s", type=float, default=LEASE_S)
     ap.add_argument("--worker-id", default="")
-    ap.add_argument("--parent", type=int, default=0, help=argparse.SUPPRESS)
+    ap.add_argument("--quiet", action="store_true", help="no summary at the end")
     ap.add_argument("--forever", action="store_true",
                     help="keep waiting for new work instead of exiting when none is left")
     args = ap.parse_args(argv)
-    if args.parent:
-        _watch_parent(args.parent)
     from arena.logs import configure
     from arena.store import open_store
 
@@ -300,8 +303,10 @@ def main(argv: list[str] | None = None) -> int:
         stats = trio.run(run)
     finally:
         store.close()
-    print(f"worker: {stats.recorded} recorded, {stats.duplicates} already recorded, "
-          f"{stats.released} released", file=sys.stderr)
+    if not args.quiet:
+        print(f"worker: {stats.recorded} matches recorded, {stats.duplicates} recorded "
+              f"first by another worker, {stats.released} given back unplayed",
+              file=sys.stderr)
     return 0
 
 

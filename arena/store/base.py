@@ -249,19 +249,31 @@ class Store(Protocol):
         """Scopes with a match a worker could claim now (queued, or its lease ran out),
         earliest scheduled first."""
 
+    def holders(self, scope: str) -> list[str]:
+        """The workers holding claims of ``scope`` (whether or not their leases run)."""
+
+    def reclaim(self, scope: str, worker: str) -> int:
+        """Queue again every claim ``worker`` holds in ``scope``: it is known to be gone
+        (its process on this host no longer runs), so nobody need wait for its leases.
+        Returns how many."""
+
     def queue_counts(self, scope: str) -> QueueCounts:
         """How ``scope``'s scheduled matches stand."""
 
-    def stop_scope(self, scope: str, verdict: str) -> None:
+    def stop_scope(self, scope: str, verdict: str, after_seq: int = -1) -> None:
         """Stop ``scope``: its queued matches are cancelled and no more are claimed;
-        results recorded from now on are kept but marked ``after_verdict``."""
+        results recorded from now on are kept but marked ``after_verdict``, and so are
+        those already recorded after the match numbered ``after_seq`` (the one that
+        decided; -1: none)."""
 
     def scope_verdict(self, scope: str) -> str:
         """The verdict ``scope`` was stopped with ("" while it runs)."""
 
-    def take_coordinator(self, scope: str, owner: str, lease_s: float) -> str:
+    def take_coordinator(self, scope: str, owner: str, lease_s: float, *,
+                         replacing: str = "") -> str:
         """Become (or stay) ``scope``'s one coordinator for ``lease_s``: returns "" if
-        ``owner`` holds it now, else the owner whose lease still runs."""
+        ``owner`` holds it now, else the owner whose lease still runs. ``replacing``: an
+        owner known to be gone, whose lease is taken over even while it runs."""
 
     def drop_coordinator(self, scope: str, owner: str) -> None:
         """``owner`` stops coordinating ``scope`` (a no-op if it does not)."""

@@ -613,6 +613,17 @@ class SqliteStore:
             "AND s.verdict = '' GROUP BY q.scope ORDER BY 2", (now,)).fetchall())
         return [str(r[0]) for r in rows]
 
+    def holders(self, scope: str) -> list[str]:
+        rows = self._run(lambda db: db.execute(
+            "SELECT DISTINCT worker FROM queue WHERE scope = ? AND state = 'claimed' "
+            "ORDER BY worker", (scope,)).fetchall())
+        return [str(r[0]) for r in rows]
+
+    def reclaim(self, scope: str, worker: str) -> int:
+        return int(self._atomic(lambda db: db.execute(
+            "UPDATE queue SET state = 'queued', worker = '', lease_until = 0 "
+            "WHERE scope = ? AND worker = ? AND state = 'claimed'", (scope, worker)).rowcount))
+
     def queue_counts(self, scope: str) -> QueueCounts:
         now = time.time()
         rows = self._run(lambda db: db.execute(
@@ -621,10 +632,13 @@ class SqliteStore:
             (now, scope)).fetchall())
         return QueueCounts(**{str(r[0]): int(r[1]) for r in rows})
 
-    def stop_scope(self, scope: str, verdict: str) -> None:
+    def stop_scope(self, scope: str, verdict: str, after_seq: int = -1) -> None:
         def go(db: sqlite3.Connection) -> None:
             db.execute("UPDATE scopes SET verdict = ? WHERE scope = ?",
                        (verdict or "stopped", scope))
+            if after_seq >= 0:
+                db.execute("UPDATE matches SET after_verdict = 1 WHERE scope = ? AND "
+                           "rowid > ?", (scope, after_seq))
             db.execute("UPDATE queue SET state = 'cancelled' WHERE scope = ? AND state = "
                        "'queued'", (scope,))
 
@@ -635,14 +649,15 @@ class SqliteStore:
             "SELECT verdict FROM scopes WHERE scope = ?", (scope,)).fetchone())
         return "" if row is None else str(row[0])
 
-    def take_coordinator(self, scope: str, owner: str, lease_s: float) -> str:
+    def take_coordinator(self, scope: str, owner: str, lease_s: float, *,
+                         replacing: str = "") -> str:
         def go(db: sqlite3.Connection) -> str:
             now = time.time()
             row = db.execute("SELECT coordinator, coordinator_until FROM scopes "
                              "WHERE scope = ?", (scope,)).fetchone()
             if row is None:
                 raise StoreError(f"no scope {scope!r} in {self.path}")
-            if row[0] and row[0] != owner and row[1] >= now:
+            if row[0] and row[0] not in (owner, replacing) and row[1] >= now:
                 return str(row[0])
             db.execute("UPDATE scopes SET coordinator = ?, coordinator_until = ? "
                        "WHERE scope = ?", (owner, now + lease_s, scope))

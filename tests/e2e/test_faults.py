@@ -12,7 +12,6 @@ and it must still end ``completed`` with no timeout and no refusal. Time control
 from __future__ import annotations
 
 import itertools
-import json
 import os
 import queue
 import sys
@@ -36,6 +35,7 @@ from arena.protocol.convert import action_to_pb, view_from_pb
 from arena.rules import Discard, Gin, Knock, PlayerView, RulesConfig, min_deadwood
 from arena.rules.cards import CARDS, to_mask
 from arena.rules.melds import deadwood_after_discard
+from arena.serve import serve_open
 from arena.server.arena import Arena, start_arena
 from sdk import Action, Bot
 
@@ -330,7 +330,7 @@ Body = Callable[[Arena, int], Awaitable[None]]
 
 
 def run_with_good_match(body: Body, *, tokens: dict[str, str] | None = None,
-                        hello_timeout_s: float = 5.0, replay_dir: Path | None = None,
+                        hello_timeout_s: float = 5.0,
                         arena_options: dict[str, Any] | None = None) -> None:
     """Serve an arena, start the good match, run ``body(arena, port)`` during it, stop.
 
@@ -342,7 +342,7 @@ def run_with_good_match(body: Body, *, tokens: dict[str, str] | None = None,
         with trio.fail_after(TEST_TIMEOUT):
             all_tokens = None if tokens is None else {**tokens, **GOOD_TOKENS}
             arena = Arena(tokens=all_tokens, hello_timeout_s=hello_timeout_s,
-                          replay_dir=replay_dir, **(arena_options or {}))
+                          **(arena_options or {}))
             async with trio.open_nursery() as nursery:
                 port = await start_arena(nursery, arena)
                 async with trio.open_nursery() as matches:
@@ -949,9 +949,10 @@ class Shutdown:
     streams: dict[str, Stream]  # the match players' calls, by name
     lobby: Stream  # a bot that was waiting in the lobby
     results: list[MatchResult]
+    records: dict[str, list[dict[str, Any]]]  # each match's record (what its replay holds)
 
 
-def shutdown_round(matches: int, replay_dir: Path | None = None) -> Shutdown:
+def shutdown_round(matches: int) -> Shutdown:
     """Serve ``matches`` matches of raw bots (answering legally after 20 ms), plus one bot
     waiting in the lobby; once every player has answered twice, cancel the nursery that
     serves the arena and runs the matches (what ``arena serve`` does on a signal)."""
@@ -959,7 +960,8 @@ def shutdown_round(matches: int, replay_dir: Path | None = None) -> Shutdown:
     streams: dict[str, Stream] = {}
     lobby: list[Stream] = []
     under_way = threading.Semaphore(0)
-    arena = Arena(hello_timeout_s=5, replay_dir=replay_dir)
+    arena = Arena(hello_timeout_s=5)
+    records: dict[str, list[dict[str, Any]]] = {}
 
     def slow_greedy(raw: Raw, message: pb.ServerMessage) -> str | None:
         kind = message.WhichOneof("kind")
@@ -988,6 +990,7 @@ def shutdown_round(matches: int, replay_dir: Path | None = None) -> Shutdown:
                     for name in keys:
                         clients.start_soon(player, name)
                     driver = MatchDriver(f"m{i}", RULES, keys, seed=i, time_control=tc)
+                    records[driver.match_id] = driver.record
                     serving.start_soon(partial(arena.play, driver, keys,
                                                show_up_s=SHOW_UP_S))
                 for _ in range(2 * matches):
@@ -995,12 +998,11 @@ def shutdown_round(matches: int, replay_dir: Path | None = None) -> Shutdown:
                 serving.cancel_scope.cancel()
 
     trio.run(main)
-    return Shutdown(streams, lobby[0], arena.recent)
+    return Shutdown(streams, lobby[0], list(arena.recent), records)
 
 
-def test_shutdown_mid_match_ends_every_call_unavailable_and_records_shutdown(
-        tmp_path: Path) -> None:
-    seen = shutdown_round(2, replay_dir=tmp_path)
+def test_shutdown_mid_match_ends_every_call_unavailable_and_records_shutdown() -> None:
+    seen = shutdown_round(2)
     for stream in [*seen.streams.values(), seen.lobby]:
         assert stream.code == grpc.StatusCode.UNAVAILABLE
         assert stream.details == "server shutting down"
@@ -1014,8 +1016,7 @@ def test_shutdown_mid_match_ends_every_call_unavailable_and_records_shutdown(
         assert r.termination == Termination.SHUTDOWN
         assert r.winner is None and r.blamed is None
     for match_id in ("m0", "m1"):
-        lines = (tmp_path / f"{match_id}.jsonl").read_text().splitlines()
-        assert json.loads(lines[-1])["termination"] == "shutdown"
+        assert seen.records[match_id][-1]["termination"] == "shutdown"
 
 
 def test_shutdown_tells_every_player_match_end_before_unavailable() -> None:
@@ -1151,7 +1152,7 @@ def test_a_full_arena_is_retried_by_the_sdk_until_it_has_room() -> None:
             arena = Arena(limits=limits)
             async with trio.open_nursery() as nursery:
                 port = await start_arena(nursery, arena)
-                nursery.start_soon(arena.serve_open, RULES, tc, "full")
+                nursery.start_soon(serve_open, arena, RULES, tc, "full")
                 async with trio.open_nursery() as bots:
                     for name in ("a", "b", "c", "d"):  # only two fit at a time
                         bots.start_soon(lambda n=name: _count(got, n, run_sdk_bot(
@@ -1281,7 +1282,7 @@ def test_past_capacity_matches_wait_in_the_lobby_and_are_told_their_place() -> N
             arena = Arena(max_matches=1)
             async with trio.open_nursery() as nursery:
                 port = await start_arena(nursery, arena)
-                nursery.start_soon(arena.serve_open, RULES, tc, "capacity")
+                nursery.start_soon(serve_open, arena, RULES, tc, "capacity")
                 async with trio.open_nursery() as bots:
                     for name in ("a", "b"):
                         bots.start_soon(_count, got, name, run_sdk_bot(GoodBot(name), port))

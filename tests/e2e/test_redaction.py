@@ -33,7 +33,7 @@ import sdk
 import sdk.client
 from arena.match.driver import MatchDriver
 from arena.match.messages import Termination, TimeControl
-from arena.match.replay import load_record
+from arena.match.replay import load_record, write_replay
 from arena.protocol import pb, pb_grpc
 from arena.rules import (
     CARDS,
@@ -329,7 +329,7 @@ def test_no_message_names_a_card_the_bot_may_not_know(
 
     async def main() -> None:
         with trio.fail_after(TEST_TIMEOUT):
-            arena = Arena(replay_dir=tmp_path, hello_timeout_s=10)
+            arena = Arena(hello_timeout_s=10)
             async with trio.open_nursery() as nursery:
                 port = await start_arena(nursery, arena)
                 async with trio.open_nursery() as bots:
@@ -344,6 +344,7 @@ def test_no_message_names_a_card_the_bot_may_not_know(
                                              names, seed=f"redaction-{n}", first_dealer=n % 2,
                                              time_control=tc)
                         results.append(await arena.play(driver, names, show_up_s=10))
+                        write_replay(tmp_path / f"{driver.match_id}.jsonl", driver.record)
                 nursery.cancel_scope.cancel()
 
     trio.run(main)

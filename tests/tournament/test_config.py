@@ -58,10 +58,11 @@ def write(tmp_path: Path, text: str) -> Path:
 def test_full_example(tmp_path: Path) -> None:
     cfg = load_config(write(tmp_path, FULL))
     assert cfg.name == "spring-cup" and cfg.format is Format.GAUNTLET
-    assert cfg.mode is Mode.PROCESS and cfg.workers == 4
+    assert cfg.mode is Mode.PROCESS and cfg.concurrency == 4 and cfg.workers == -1
+    assert cfg.local_workers >= 1 and cfg.slots * cfg.local_workers >= 4
     assert cfg.rules.preset == "oklahoma" and cfg.rules.target == 150 and cfg.rules.oklahoma
     assert cfg.time_control.decision_ms == 500 and cfg.time_control.bank_ms == 5000
-    assert cfg.database == tmp_path / "results/cup.sqlite"
+    assert cfg.database == str(tmp_path / "results/cup.sqlite")
     assert cfg.replays == tmp_path / "runs/cup"
     assert cfg.names == ["mine", "greedy", "greedy-2", "remote-1"]
     assert cfg.bots[3].is_remote and cfg.bots[3].token == "a-long-secret-token"

@@ -131,7 +131,7 @@ def test_kill_9_then_rerun_resumes_exactly(tmp_path: Path, mode: str) -> None:
     with sqlite3.connect(db) as a:
         (secret,) = a.execute("SELECT secret FROM scopes").fetchone()
     clean_db = tmp_path / "clean.sqlite"
-    run_tournament(dataclasses.replace(cfg, database=clean_db, concurrency=1,
+    run_tournament(dataclasses.replace(cfg, database=str(clean_db), concurrency=1,
                                        mode=Mode.IN_PROCESS, secret=secret))
 
     expected = {s.match_id for s in tournament_schedule(cfg, secret)}

@@ -15,8 +15,9 @@ import pytest
 
 from arena.match.messages import MatchResult, Termination
 from arena.match.spec import MatchSpec
+from arena.series import inproc
+from arena.store.base import MatchRow
 from arena.store.sqlite import SqliteStore
-from arena.tournament import inproc
 from arena.tournament.config import ConfigError, TournamentConfig, config_from_dict, load_config
 from arena.tournament.formats import tournament_schedule
 from arena.tournament.report import pick_scope, standings
@@ -62,7 +63,7 @@ def test_round_robin_in_process_totals(tmp_path: Path) -> None:
 
 def test_same_config_and_seed_reproduce_the_results_at_any_concurrency(tmp_path: Path) -> None:
     one = config(tmp_path, "one.sqlite", ["greedy", "sloppy"], deals=3)
-    two = dataclasses.replace(one, concurrency=2, database=tmp_path / "two.sqlite")
+    two = dataclasses.replace(one, concurrency=2, database=str(tmp_path / "two.sqlite"))
     run_tournament(one)
     run_tournament(two)
     assert one.scope == two.scope
@@ -90,7 +91,7 @@ def test_interrupted_run_resumes_without_loss_or_double_count(
     assert saved == 7 and set(outcomes(cfg)) == set(played)
     summary = run_tournament(cfg)
     assert summary.already == saved and summary.played == summary.scheduled - saved
-    clean = dataclasses.replace(cfg, database=tmp_path / "clean.sqlite")
+    clean = dataclasses.replace(cfg, database=str(tmp_path / "clean.sqlite"))
     run_tournament(clean)
     assert outcomes(cfg) == outcomes(clean)
     assert set(outcomes(cfg)) == {s.match_id for s in tournament_schedule(cfg, SECRET)}
@@ -168,7 +169,7 @@ def test_a_locked_database_stalls_no_match_and_loses_no_result(tmp_path: Path) -
         other.close()
         released.set()
 
-    def first(spec: MatchSpec, result: MatchResult) -> None:
+    def first(row: MatchRow) -> None:
         stored_after.append(released.is_set())
         if not locker:
             locker.append(threading.Thread(target=lock_for_3_s))
@@ -177,7 +178,7 @@ def test_a_locked_database_stalls_no_match_and_loses_no_result(tmp_path: Path) -
 
     store = SqliteStore(cfg.database, busy_timeout_s=0.2)
     try:
-        summary = run_tournament(cfg, store, on_commit=first)
+        summary = run_tournament(cfg, store, on_recorded=first)
     finally:
         store.close()
         for t in locker:
