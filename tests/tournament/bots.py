@@ -99,3 +99,13 @@ class Exiter(Greedy):
         import os
 
         os._exit(3)
+
+
+class Slow(Greedy):
+    """Greedy, thinking 30 ms a decision: a match takes seconds, long enough to be cut."""
+
+    name = "slow"
+
+    def decide(self, view: PlayerView) -> Action:
+        time.sleep(0.03)
+        return super().decide(view)
