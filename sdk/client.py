@@ -95,10 +95,11 @@ def _answer(bot: Bot, request_id: int, where: str, call: Callable[..., object],
 
 
 def _play_stream(bot: Bot, stub: Any, hello: pb.Hello, seen: list[str], heard: list[int]
-                 ) -> bool:
-    """One stream; True once a MatchEnd arrived. The seat's resume key, once known, goes
-    in ``seen``; ``heard[0]`` counts the messages the stream brought. The bot's hooks are
-    given the records of ``arena.protocol.records``, as in-process."""
+                 ) -> bool | pb.Redirect:
+    """One stream; True once a MatchEnd arrived, or the Redirect that sent the bot
+    elsewhere. The seat's resume key, once known, goes in ``seen``; ``heard[0]`` counts
+    the messages the stream brought. The bot's hooks are given the records of
+    ``arena.protocol.records``, as in-process."""
     outbox: queue.Queue[pb.BotMessage | None] = queue.Queue()
     outbox.put(pb.BotMessage(hello=hello))
     runs_only = False
@@ -150,6 +151,8 @@ def _play_stream(bot: Bot, stub: Any, hello: pb.Hello, seen: list[str], heard: l
                     print(f"[{bot.name}] bot error: {describe_fault('on_match_end()', e)}",
                           file=sys.stderr)
                 return True
+            elif kind == "redirect":
+                return cast(pb.Redirect, msg.redirect)
             elif kind == "lobby":
                 lobby = msg.lobby
                 print(f"[{bot.name}] waiting in the arena's lobby: place {lobby.place} of "
@@ -246,6 +249,28 @@ def _wait_ready(channel: grpc.Channel, bot: Bot, address: str, timeout_s: float,
                              f"{timeout_s:g} s{hint}")
 
 
+def _follow(bot: Bot, redirect: pb.Redirect, token: str, *, tls: bool,
+            tls_ca: bytes | None) -> bool:
+    """Play the match a Redirect sends the bot to (at another front end of the same
+    ladder, where a seat is kept for it); True if it was played to its end. A seat no
+    longer kept there (NOT_FOUND), or a front end out of reach, is given up: the bot then
+    waits at its own arena again."""
+    print(f"[{bot.name}] redirected to {redirect.address} for a match", file=sys.stderr)
+    hello = pb.Hello(name=bot.name, protocol_version=PROTOCOL_VERSION, token=token,
+                     seat_key=redirect.seat_key)
+    try:
+        with open_channel(redirect.address, tls=tls, tls_ca=tls_ca) as channel:
+            grpc.channel_ready_future(channel).result(
+                timeout=max(1.0, redirect.valid_ms / 1000))
+            stub = pb_grpc.ArenaStub(channel)  # type: ignore[no-untyped-call]
+            return _play_stream(bot, stub, hello, [], [0]) is True
+    except (grpc.RpcError, grpc.FutureTimeoutError) as e:
+        detail = e.details() if isinstance(e, grpc.RpcError) and hasattr(e, "details") else e
+        print(f"[{bot.name}] the redirect to {redirect.address} failed ({detail!s}); "
+              "back to the arena", file=sys.stderr)
+        return False
+
+
 def run(bot: Bot, address: str, *, token: str = "", resume: str = "", matches: int = 0,
         retry_s: float = 5.0, tls: bool = False, tls_ca: bytes | None = None,
         connect_timeout_s: float = 30.0, busy_retry_s: float = 600.0) -> int:
@@ -316,6 +341,8 @@ def run(bot: Bot, address: str, *, token: str = "", resume: str = "", matches: i
                 time.sleep(0.05)
                 continue
             busy_since, busy_tries = None, 0
+            if isinstance(finished, pb.Redirect):
+                finished = _follow(bot, finished, token, tls=tls, tls_ca=tls_ca)
             if finished:
                 played += 1
                 resume = ""

@@ -118,6 +118,7 @@ class Entry:
     token: str
     resume: str  # a seat's resume key, or empty
     key: str  # the lobby key: the token if any, else the name
+    seat_key: str = ""  # a Redirect's seat key: the seat kept for it here, or empty
     done: trio.Event = field(default_factory=trio.Event)
     seated: bool = False  # taken by a match (which then ends its call)
     in_lobby: bool = False  # waiting in the lobby (see arena.server.lobby)
@@ -127,6 +128,15 @@ class Entry:
     @property
     def is_gone(self) -> bool:
         return self.conn.is_gone
+
+
+@dataclass(eq=False)
+class _Kept:
+    """A seat kept for a bot a Redirect sends here (``Arena.expect``)."""
+
+    name: str
+    entry: Entry | None = None
+    arrived: trio.Event = field(default_factory=trio.Event)
 
 
 class GrpcSeat:
@@ -237,6 +247,13 @@ class GrpcSeat:
         old.done.set()
         self._back.set()
 
+    def redirect(self, address: str, seat_key: str, valid_s: float) -> None:
+        """Send the bot to the front end at ``address``, where a seat is kept for it under
+        ``seat_key``; its stream here then ends OK."""
+        self._push(pb.ServerMessage(redirect=pb.Redirect(
+            address=address, seat_key=seat_key, valid_ms=round(valid_s * 1000))))
+        self.finish()
+
     def finish(self) -> None:
         """The match is over: end the call OK and release the session."""
         conn = self.entry.conn
@@ -283,6 +300,7 @@ class Arena:
         self.limits = limits or StreamLimits()
         self.lobby: Lobby[Entry] = Lobby()
         self._reconnect: dict[str, GrpcSeat] = {}  # resume key -> seat of a running match
+        self._expected: dict[str, _Kept] = {}  # seat key -> the seat kept for a redirect
         self.closed = False
         self.recent: deque[MatchResult] = deque(maxlen=256)  # the last results, for tests
         self.finished = 0
@@ -365,7 +383,18 @@ class Arena:
             return
         conn.bot = entry.name
         bound = log.bind(bot=entry.name, peer=conn.peer)
-        if entry.resume:
+        if entry.seat_key:
+            kept = self._expected.get(entry.seat_key)
+            if kept is None or kept.name != entry.name or kept.entry is not None:
+                bound.info("session_refused", status=STATUS["no_seat"].name)
+                conn.abort(STATUS["no_seat"], "no seat is kept here for this key (it is "
+                           "used, expired or another bot's); say Hello where you came from")
+                return
+            bound.info("redirected_in", seat_key_for=kept.name)
+            kept.entry = entry
+            entry.seated = True
+            kept.arrived.set()
+        elif entry.resume:
             seat = self._reconnect.get(entry.resume)
             if seat is None or seat.entry.key != entry.key:
                 bound.info("session_refused", status=STATUS["no_seat"].name)
@@ -434,7 +463,7 @@ class Arena:
                     raise ProtocolError(STATUS["bad_token"], why)
                 name = known
             key = hello.token or name
-            return Entry(conn, name, hello.token, hello.resume, key)
+            return Entry(conn, name, hello.token, hello.resume, key, seat_key=hello.seat_key)
         raise ProtocolError(STATUS["hello_timeout"],
                             f"no Hello within {round(self.hello_timeout_s * 1000)} ms")
 
@@ -458,6 +487,35 @@ class Arena:
                 a, b = pair
                 return (GrpcSeat(a, runs_only=runs_only), GrpcSeat(b, runs_only=runs_only))
             await self.lobby.wait_change()
+
+    async def expect(self, seat_key: str, bot: str, timeout_s: float, runs_only: bool
+                     ) -> GrpcSeat | None:
+        """Keep a seat for ``bot`` arriving with ``seat_key`` (a Redirect sent it here) for
+        ``timeout_s``: its seat, or None if it did not come. The key works once."""
+        kept = _Kept(bot)
+        self._expected[seat_key] = kept
+        try:
+            with trio.move_on_after(timeout_s):
+                await kept.arrived.wait()
+        finally:
+            self._expected.pop(seat_key, None)
+        if kept.entry is None or kept.entry.is_gone:
+            if kept.entry is not None:
+                kept.entry.done.set()
+            return None
+        return GrpcSeat(kept.entry, runs_only=runs_only)
+
+    def pop_waiting(self, key: str, runs_only: bool) -> GrpcSeat | None:
+        """A waiting session of entrant ``key`` taken for a match now, or None."""
+        entry = self.lobby.pop_key(key)
+        return None if entry is None else GrpcSeat(entry, runs_only=runs_only)
+
+    def put_back(self, seat: GrpcSeat) -> None:
+        """A seat taken for a match that did not start waits in the lobby again."""
+        entry = seat.entry
+        entry.seated = False
+        if not entry.is_gone:
+            self.lobby.put_back(entry)
 
     def waiting(self) -> list[tuple[str, str]]:
         """(key, bot name) of every live session waiting in the lobby, oldest first."""

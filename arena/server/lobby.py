@@ -153,6 +153,7 @@ class Lobby(Generic[E]):
 
 
 HOLD_TICKS = 50  # ticks (1 s) after a shrink of the admission window before the next
+UNLIMITED = 1_000_000  # ``Admission.free`` when nothing limits the matches
 
 
 class Admission:
@@ -191,6 +192,20 @@ class Admission:
         if self._burst and self._started_this_tick >= self._burst:
             return False
         return not self.is_full
+
+    @property
+    def free(self) -> int:
+        """How many more matches may start now (``UNLIMITED`` with no limit at all)."""
+        if not self.is_open:
+            return 0
+        room = [UNLIMITED]
+        if self.max_matches:
+            room.append(self.max_matches - self.running)
+        if self.max_lag_ms:
+            room.append(self.window - self.running)
+        if self._burst:
+            room.append(self._burst - self._started_this_tick)
+        return max(0, min(room))
 
     async def acquire(self) -> None:
         """Wait until a match may start, and count it as running. Cancellation: nothing

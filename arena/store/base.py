@@ -119,6 +119,34 @@ class Claim:
     lease_until: float
 
 
+@dataclass(frozen=True, slots=True)
+class Waiting:
+    """A ladder front end's waiting sessions of one bot, as it last published them."""
+
+    frontend: str  # the front end's id
+    address: str  # where bots reach it (host:port)
+    bot: str
+    sessions: int
+    free: int  # matches it can start now (its admission)
+    seen: int  # the last pairing it had read when it published this
+    age_s: float  # how long ago it published
+
+
+@dataclass(frozen=True, slots=True)
+class Pairing:
+    """A match the ladder's matchmaker made: ``host`` plays it; if ``guest`` is another
+    front end, that one sends its waiting session of ``guest_bot`` to the host with a
+    ``Redirect`` carrying ``seat_key``."""
+
+    spec: MatchSpec
+    host: str
+    host_address: str
+    guest: str  # == host when both bots wait there
+    guest_bot: str
+    seat_key: str
+    seq: int = 0  # the store's number for it (0 until stored)
+
+
 class QueueState(StrEnum):
     QUEUED = "queued"  # waiting for a worker
     CLAIMED = "claimed"  # a worker holds it (until its lease runs out)
@@ -278,6 +306,30 @@ class Store(Protocol):
     def drop_coordinator(self, scope: str, owner: str) -> None:
         """``owner`` stops coordinating ``scope`` (a no-op if it does not)."""
 
+    # ---------------------------------------------------------------- ladder matchmaking
+
+    def set_waiting(self, scope: str, frontend: str, address: str, free: int, seen: int,
+                    sessions: Mapping[str, int]) -> None:
+        """Publish ``frontend``'s waiting sessions (bot -> count), replacing what it
+        published before (``free``, ``seen``: see ``Waiting``)."""
+
+    def waiting(self, scope: str, fresh_s: float) -> list[Waiting]:
+        """What every front end published within ``fresh_s`` (older: it is gone)."""
+
+    def add_pairings(self, scope: str, pairings: Sequence[Pairing]) -> list[Pairing]:
+        """Store new pairings; returns them with their numbers."""
+
+    def pairings_since(self, scope: str, frontend: str, seq: int) -> list[Pairing]:
+        """The pairings numbered after ``seq`` that ``frontend`` hosts or is guest of
+        (``frontend`` "": all of them), in order."""
+
+    def last_pairing(self, scope: str) -> int:
+        """The number of the latest pairing of ``scope`` (0: none)."""
+
+    def meetings(self, scope: str) -> dict[tuple[str, str], int]:
+        """Per pair (canonical order), how many meetings were made so far: matches
+        recorded and pairings made (a pairing is a meeting even if it never played)."""
+
     def close(self) -> None:
         """Release the database."""
 
@@ -324,6 +376,6 @@ def new_secret() -> str:
     return secrets.token_hex(16)
 
 
-__all__ = ["Claim", "MatchRow", "QueueCounts", "QueueState", "Rate", "Rating", "ResultRow",
-           "ScopeInfo", "Store", "StoreBusy", "StoreError", "is_void", "new_secret",
-           "outcome", "result_rows"]
+__all__ = ["Claim", "MatchRow", "Pairing", "QueueCounts", "QueueState", "Rate", "Rating",
+           "ResultRow", "ScopeInfo", "Store", "StoreBusy", "StoreError", "Waiting", "is_void",
+           "new_secret", "outcome", "result_rows"]

@@ -17,11 +17,12 @@ throw-away store): a committed match survives a kill -9.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -30,6 +31,7 @@ from arena.match.spec import MatchSpec
 from arena.store.base import (
     Claim,
     MatchRow,
+    Pairing,
     QueueCounts,
     Rate,
     Rating,
@@ -37,6 +39,7 @@ from arena.store.base import (
     ScopeInfo,
     StoreBusy,
     StoreError,
+    Waiting,
     is_void,
     new_secret,
     result_rows,
@@ -190,6 +193,34 @@ CREATE TABLE queue (
     UNIQUE (scope, match_id)
 );
 CREATE INDEX queue_open ON queue(state, seq);
+CREATE TABLE ladder_waiting (
+    scope TEXT NOT NULL,
+    frontend TEXT NOT NULL,          -- a ladder front end's id
+    address TEXT NOT NULL,           -- where bots reach it
+    bot TEXT NOT NULL,
+    sessions INTEGER NOT NULL,       -- its waiting sessions of this bot
+    free INTEGER NOT NULL,           -- matches it can start now
+    seen INTEGER NOT NULL,           -- the last pairing it had read
+    updated_at REAL NOT NULL,
+    PRIMARY KEY (scope, frontend, bot)
+);
+CREATE TABLE ladder_pairings (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    scope TEXT NOT NULL,
+    match_id TEXT NOT NULL,
+    bot_a TEXT NOT NULL,
+    bot_b TEXT NOT NULL,
+    deal INTEGER NOT NULL,
+    seat_order INTEGER NOT NULL,
+    seed TEXT NOT NULL,
+    host TEXT NOT NULL,
+    host_address TEXT NOT NULL,
+    guest TEXT NOT NULL,
+    guest_bot TEXT NOT NULL,
+    seat_key TEXT NOT NULL,
+    created_at REAL NOT NULL
+);
+CREATE INDEX ladder_pairings_by_scope ON ladder_pairings(scope, seq);
 """
 
 
@@ -669,6 +700,73 @@ class SqliteStore:
         self._atomic(lambda db: db.execute(
             "UPDATE scopes SET coordinator = '', coordinator_until = 0 WHERE scope = ? "
             "AND coordinator = ?", (scope, owner)))
+
+
+    # ------------------------------------------------------------------ ladder matchmaking
+
+    def set_waiting(self, scope: str, frontend: str, address: str, free: int, seen: int,
+                    sessions: Mapping[str, int]) -> None:
+        now = time.time()
+        rows = [(scope, frontend, address, bot, n, free, seen, now)
+                for bot, n in sessions.items() if n > 0]
+        if not rows:  # nobody waits: still say the front end is alive, and its capacity
+            rows = [(scope, frontend, address, "", 0, free, seen, now)]
+
+        def go(db: sqlite3.Connection) -> None:
+            db.execute("DELETE FROM ladder_waiting WHERE scope = ? AND frontend = ?",
+                       (scope, frontend))
+            db.executemany("INSERT INTO ladder_waiting VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
+
+        self._atomic(go)
+
+    def waiting(self, scope: str, fresh_s: float) -> list[Waiting]:
+        now = time.time()
+        rows = self._run(lambda db: db.execute(
+            "SELECT frontend, address, bot, sessions, free, seen, updated_at FROM "
+            "ladder_waiting WHERE scope = ? AND updated_at >= ? ORDER BY frontend, bot",
+            (scope, now - fresh_s)).fetchall())
+        return [Waiting(r[0], r[1], r[2], r[3], r[4], r[5], now - r[6]) for r in rows]
+
+    def add_pairings(self, scope: str, pairings: Sequence[Pairing]) -> list[Pairing]:
+        def go(db: sqlite3.Connection) -> list[Pairing]:
+            out = []
+            now = time.time()
+            for p in pairings:
+                s = p.spec
+                cursor = db.execute(
+                    "INSERT INTO ladder_pairings (scope, match_id, bot_a, bot_b, deal, "
+                    "seat_order, seed, host, host_address, guest, guest_bot, seat_key, "
+                    "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (scope, s.match_id, s.pair[0], s.pair[1], s.deal, s.order, s.seed, p.host,
+                     p.host_address, p.guest, p.guest_bot, p.seat_key, now))
+                out.append(dataclasses.replace(p, seq=int(cursor.lastrowid or 0)))
+            return out
+
+        return self._atomic(go)
+
+    def pairings_since(self, scope: str, frontend: str, seq: int) -> list[Pairing]:
+        rows = self._run(lambda db: db.execute(
+            "SELECT match_id, bot_a, bot_b, deal, seat_order, seed, host, host_address, guest, "
+            "guest_bot, seat_key, seq FROM ladder_pairings WHERE scope = ?1 AND seq > ?2 AND "
+            "(?3 = '' OR host = ?3 OR guest = ?3) ORDER BY seq",
+            (scope, seq, frontend)).fetchall())
+        return [Pairing(MatchSpec(r[0], (r[1], r[2]), r[3], r[4], r[5]), r[6], r[7], r[8], r[9],
+                        r[10], r[11]) for r in rows]
+
+    def last_pairing(self, scope: str) -> int:
+        row = self._run(lambda db: db.execute(
+            "SELECT MAX(seq) FROM ladder_pairings WHERE scope = ?", (scope,)).fetchone())
+        return int(row[0] or 0)
+
+    def meetings(self, scope: str) -> dict[tuple[str, str], int]:
+        rows = self._run(lambda db: db.execute(
+            "SELECT a, b, MAX(k) FROM ("
+            "SELECT CASE WHEN seat_order = 0 THEN bot0 ELSE bot1 END AS a, "
+            "CASE WHEN seat_order = 0 THEN bot1 ELSE bot0 END AS b, "
+            "2 * deal + seat_order + 1 AS k FROM matches WHERE scope = ?1 "
+            "UNION ALL SELECT bot_a, bot_b, 2 * deal + seat_order + 1 FROM ladder_pairings "
+            "WHERE scope = ?1) GROUP BY a, b", (scope,)).fetchall())
+        return {(str(r[0]), str(r[1])): int(r[2]) for r in rows}
 
 
 _MATCH_COLUMNS = ("match_id, bot0, bot1, deal, seat_order, seed, winner, termination, blamed, "

@@ -136,8 +136,8 @@ def format_leaderboard(entries: Any) -> str:
 def register(db: Path, name: str, token: str | None) -> int:
     from arena.store.base import StoreError
     from arena.store.sqlite import SqliteStore
-    from arena.tournament.ladder import RegistrationError
-    from arena.tournament.ladder import register as do_register
+    from arena.tournament.registry import RegistrationError
+    from arena.tournament.registry import register as do_register
 
     try:
         with SqliteStore(db) as store:
@@ -155,7 +155,7 @@ def _on_ladder_store(db: Path, act: Callable[[Any], T]) -> T:
     """``act(store)`` on an existing database; its problems as one ``CommandError``."""
     from arena.store.base import StoreError
     from arena.store.sqlite import SqliteStore
-    from arena.tournament.ladder import RegistrationError
+    from arena.tournament.registry import RegistrationError
 
     if not db.is_file():
         raise CommandError(f"{db}: no such database")
@@ -167,7 +167,7 @@ def _on_ladder_store(db: Path, act: Callable[[Any], T]) -> T:
 
 
 def revoke(db: Path, name: str) -> int:
-    from arena.tournament.ladder import revoke as do_revoke
+    from arena.tournament.registry import revoke as do_revoke
 
     _on_ladder_store(db, lambda store: do_revoke(store, name))
     print(f"revoked the token of {name!r} in {db}: it cannot connect (waiting sessions of a "
@@ -176,7 +176,7 @@ def revoke(db: Path, name: str) -> int:
 
 
 def rotate(db: Path, name: str, token: str | None) -> int:
-    from arena.tournament.ladder import rotate as do_rotate
+    from arena.tournament.registry import rotate as do_rotate
 
     secret = _on_ladder_store(db, lambda store: do_rotate(store, name, token))
     print(f"new token for {name!r} in {db} (the old one no longer works)")

@@ -1,25 +1,21 @@
-"""The ladder: a long-running arena where registered bots are paired continuously.
+"""A ladder front end: registered bots connect and are paired continuously, on one store.
 
-A bot is registered once (``arena register DB NAME``; names are unique whatever their case):
-it gets a secret token, and only the token's SHA-256 is stored. A bot connects with its
-token (the Hello's name is ignored: the registered name is used); an unknown or revoked
-token is refused with UNAUTHENTICATED. A token can be revoked or rotated while the ladder
-runs (``arena ladder revoke|rotate NAME``): the running ladder notices within a second and
-ends that bot's waiting sessions. Bots waiting in the lobby are paired after a short settle
-delay, as many pairs as admission allows (``arena.server.lobby``):
+A bot is registered once (``arena register DB NAME``, ``arena.tournament.registry``) and
+connects with its token (the Hello's name is ignored: the registered name is used); an
+unknown or revoked token is refused with UNAUTHENTICATED. A token can be revoked or
+rotated while the ladder runs (``arena ladder revoke|rotate NAME``): the running ladder
+notices within a second and ends that bot's waiting sessions.
 
-* new bots first: waiting bots are taken in order of fewest rated games, so a newcomer
-  is always paired and, with an odd number waiting, the most experienced bot sits out;
-* similar ratings: its opponent is the waiting bot with the nearest openskill mu ...
-* a spread of opponents: ... plus a penalty for each recent meeting of the two.
-
-Each time two bots meet they play the next match of their own duplicate series: the
-2k-th and (2k+1)-th meetings share a deal seed with the seats swapped. Deal seeds and match
-ids are keyed with the season's secret (kept in the store, never sent to a bot). Every
-finished match is recorded with the rating update in one transaction, off the match loop
-(``arena.series.commit``), so stopping and restarting the ladder keeps registrations,
-ratings and history. A match cut by a shutdown or a no-show is not recorded; a voided one
-is recorded but not rated.
+Several front ends may serve one ladder on one database (PostgreSQL, or one SQLite file
+on one host): each publishes who waits in its lobby, one of them pairs every front end's
+waiting bots (``arena.tournament.matchmaker``), and each plays the pairings it hosts. A
+bot paired with a bot waiting at another front end is sent there with a ``Redirect`` (an
+address and a one-time seat key, which the SDK follows). Deal seeds and match ids are
+keyed with the season's secret (kept in the store, never sent to a bot). Every finished
+match is recorded with the rating update in one transaction, off the match loop
+(``arena.series.commit``), so stopping and restarting keeps registrations, ratings and
+history. A match cut by a shutdown or a no-show is not recorded; a voided one is recorded
+but not rated.
 
 A ladder keeps one meaning: its scope (``ladder``, or ``ladder:SEASON``) stores its rules,
 time control and seed, and starting it again on the same database with other ones is
@@ -28,12 +24,9 @@ refused in one line (``LadderError``); ``--season NAME`` starts a new rating sco
 
 from __future__ import annotations
 
-import hashlib
 import json
-import random
-import secrets
-from collections import Counter, defaultdict, deque
-from collections.abc import Mapping, Sequence
+from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -45,121 +38,31 @@ import trio
 
 from arena.match.driver import MatchDriver, new_seed
 from arena.match.messages import MatchResult, Termination, TimeControl
-from arena.match.spec import MatchSpec, canonical
+from arena.match.spec import MatchSpec
 from arena.protocol import pb
 from arena.rules import RulesConfig
-from arena.series.commit import Committer, Finished, score_of
+from arena.series.commit import Committer, Finished
 from arena.series.ratings import LiveRatings
-from arena.series.schedule import keyed
+from arena.series.worker import worker_id
 from arena.server.arena import DEFAULT_MAX_LAG_MS, Arena, GrpcSeat, ProtocolError
 from arena.server.bridge import StreamLimits, format_address
-from arena.store.base import Rating, Store, StoreBusy, StoreError
+from arena.store.base import Pairing, Store, StoreBusy
 from arena.tournament.config import NAME_RE
+from arena.tournament.matchmaker import Matchmaker
+from arena.tournament.registry import hash_token
 from arena.tournament.report import leaderboard_rows
 
 log = structlog.get_logger("arena.ladder")
 
 SCOPE = "ladder"
-RECENT = 6  # opponents remembered per bot for the spread penalty
-REPEAT_PENALTY = 1.0  # cost of each recent meeting, in units of the initial sigma
-MIN_TOKEN = 16
-NEW_BOT = Rating(25.0, 25 / 3, 0)  # openskill's default rating
-
-
-class RegistrationError(ValueError):
-    """A name or token that cannot be registered (one line)."""
+SEAT_KEPT_S = 10.0  # how long a host keeps a seat for a bot redirected to it
+BOARD_S = 0.1  # how often a front end looks for pairings made for it (they are made by
+# another process, perhaps on another host)
+HEARTBEAT_S = 1.0  # a front end republishes its lobby at least this often
 
 
 class LadderError(ValueError):
     """The ladder cannot start as asked (one line)."""
-
-
-def hash_token(token: str) -> str:
-    """How a token is stored: its SHA-256 (tokens are long and random, so no salt is
-    needed to make guessing useless; a lookup by hash stays a single index probe)."""
-    return hashlib.sha256(token.encode()).hexdigest()
-
-
-def register(store: Store, name: str, token: str | None = None) -> str:
-    """Register ``name`` and return its token (made up if not given; shown only now).
-    Names are unique whatever their case."""
-    if not NAME_RE.match(name):
-        raise RegistrationError(f"bot name {name!r}: use letters, digits and _.+- "
-                                "(at most 64)")
-    token = _token(token)
-    try:
-        store.register_bot(name, hash_token(token))
-    except StoreError as e:
-        raise RegistrationError(str(e)) from None
-    return token
-
-
-def _token(token: str | None) -> str:
-    """The token given (long enough, else RegistrationError) or a new random one."""
-    token = token if token is not None else secrets.token_hex(24)  # never starts with "-"
-    if len(token) < MIN_TOKEN:
-        raise RegistrationError(f"a token needs at least {MIN_TOKEN} characters")
-    return token
-
-
-def revoke(store: Store, name: str) -> None:
-    """Revoke ``name``'s token: it connects no more (a running ladder notices within a
-    second). ``RegistrationError`` if no such bot is registered."""
-    try:
-        store.set_token(name, None)
-    except StoreError as e:
-        raise RegistrationError(str(e)) from None
-
-
-def rotate(store: Store, name: str, token: str | None = None) -> str:
-    """Give ``name`` a new token (made up if not given) and return it; the old one stops
-    working (a running ladder notices within a second)."""
-    token = _token(token)
-    try:
-        store.set_token(name, hash_token(token))
-    except StoreError as e:
-        raise RegistrationError(str(e)) from None
-    return token
-
-
-# ---------------------------------------------------------------- pairing
-
-
-@dataclass(frozen=True, slots=True)
-class Candidate:
-    bot: str
-    key: str
-    sessions: int  # live waiting sessions of this bot
-
-
-def choose_pairs(waiting: Sequence[Candidate], ratings: Mapping[str, Rating],
-                 recent: Mapping[str, Sequence[str]], rng: random.Random,
-                 default: Rating = NEW_BOT) -> list[tuple[Candidate, Candidate]]:
-    """Pairs to start now among the waiting bots (see the module docstring)."""
-    left = {c.bot: c.sessions for c in waiting}
-    by_bot = {c.bot: c for c in waiting}
-    order = sorted(waiting, key=lambda c: ratings.get(c.bot, default).games)
-    if len(order) > 2 and sum(left.values()) % 2:
-        left[order[-1].bot] -= 1  # an odd session out: the most experienced bot waits
-    pairs: list[tuple[Candidate, Candidate]] = []
-    while True:
-        first = next((c for c in order if left[c.bot] > 0
-                      and any(left[o] > 0 for o in left if o != c.bot)), None)
-        if first is None:
-            return pairs
-        ra = ratings.get(first.bot, default)
-
-        def cost(other: str, ra: Rating = ra, first: Candidate = first) -> float:
-            rb = ratings.get(other, default)
-            met = sum(1 for o in recent.get(first.bot, ()) if o == other)
-            return (abs(ra.mu - rb.mu) / default.sigma + REPEAT_PENALTY * met
-                    + rng.random() * 0.05)
-
-        others = [o for o in left if o != first.bot and left[o] > 0]
-        second = min(others, key=cost)
-        left[first.bot] -= 1
-        left[second] -= 1
-        pairs.append((first, by_bot[second]))
 
 
 # ---------------------------------------------------------------- the server
@@ -176,6 +79,7 @@ class LadderOptions:
     max_matches: int = 0  # matches at once (0: as the measured lag allows)
     max_lag_ms: float = DEFAULT_MAX_LAG_MS
     limits: StreamLimits | None = None  # what a stream may send; None: the defaults
+    public_address: str = ""  # where bots reach this front end (for redirects); "": bound
 
 
 def ladder_scope(season: str) -> str:
@@ -183,7 +87,7 @@ def ladder_scope(season: str) -> str:
 
 
 class Ladder:
-    """The ladder's state: the arena, the live ratings and the pairing loop."""
+    """One front end of a ladder: its arena, its part of matchmaking, its matches."""
 
     def __init__(self, store: Store, options: LadderOptions | None = None) -> None:
         """``LadderError`` if the database holds this ladder (season) with other rules,
@@ -216,23 +120,19 @@ class Ladder:
         self.seed = seed
         self.secret = store.open_scope(scope, "ladder", opts.season or "ladder",
                                        json.dumps({**want, "seed": seed}, sort_keys=True))
-        self.live = LiveRatings(store.ratings(scope))
+        self.frontend = worker_id()
+        self.address = ""  # where bots reach this front end; set by serve()
         self.arena = Arena(authenticate=self.authenticate,
                            hello_timeout_s=opts.time_control.hello_timeout_ms / 1000,
                            max_matches=opts.max_matches, max_lag_ms=opts.max_lag_ms,
                            paced=True, limits=opts.limits)
-        self.recent: dict[str, deque[str]] = defaultdict(lambda: deque(maxlen=RECENT))
-        self._meetings: dict[tuple[str, str], int] = {}
-        for m in store.matches(scope):
-            a, b = m.bots
-            self.recent[a].append(b)
-            self.recent[b].append(a)
-            pair = m.pair
-            self._meetings[pair] = max(self._meetings.get(pair, 0), 2 * m.deal + m.order + 1)
+        self.matchmaker = Matchmaker(store, scope, self.secret, seed, self.frontend,
+                                     opts.settle_s, on_paired=self._look)
+        self.seen = store.last_pairing(scope)  # pairings made before it started are void
         self.playing: Counter[str] = Counter()
-        self._rng = random.Random(seed)
         self.matches_played = 0
         self._recorded = trio.Event()
+        self._look_now = trio.Event()
         self.committer = Committer(store, scope, replays=opts.replay_dir,
                                    on_stored=self._stored)
 
@@ -241,19 +141,22 @@ class Ladder:
     async def serve(self, *, host: str = "127.0.0.1", port: int = 0,
                     tls: tuple[bytes, bytes] | None = None,
                     task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED) -> None:
-        """Serve gRPC (Play, Leaderboard, Status) and pair bots until cancelled.
-        Cancellation ends the matches in flight as ``shutdown`` (not recorded: nothing is
-        half-written), and the results already finished are written first."""
+        """Serve gRPC (Play, Leaderboard, Status), take part in matchmaking and play the
+        pairings this front end hosts, until cancelled. Cancellation ends the matches in
+        flight as ``shutdown`` (not recorded: nothing is half-written), and the results
+        already finished are written first."""
         async with trio.open_nursery() as nursery:
             nursery.start_soon(self.committer.run)
             bound: int = await nursery.start(partial(
                 self.arena.serve, host=host, port=port, tls=tls,
                 leaderboard=self.leaderboard))
-            log.info("ladder_ready", address=format_address(host, bound), tls=tls is not None,
-                     scope=self.scope)
+            self.address = self.options.public_address or format_address(host, bound)
+            log.info("ladder_ready", address=self.address, tls=tls is not None,
+                     scope=self.scope, frontend=self.frontend)
             task_status.started(bound)
             nursery.start_soon(self.watch_tokens)
-            await self.pair_forever(nursery)
+            nursery.start_soon(self.matchmaker.run)
+            await self.board(nursery)
 
     async def authenticate(self, token: str) -> str | None:
         """The registered bot with this valid token (looked up on a worker thread)."""
@@ -287,80 +190,128 @@ class Ladder:
                                                   "this bot's token was revoked or replaced")
                 log.info("sessions_revoked", sessions=dropped)
 
-    async def pair_forever(self, nursery: trio.Nursery) -> None:
-        """Whenever bots wait and admission allows, pair them and start their matches."""
+    def _look(self) -> None:
+        self._look_now.set()
+
+    async def board(self, nursery: trio.Nursery) -> None:
+        """Forever: act on the pairings made for this front end, and publish who waits
+        here (when it changes, and every ``HEARTBEAT_S`` so the others know it lives)."""
+        published: tuple[int, tuple[tuple[str, int], ...]] | None = None
+        last = 0.0
+
+        async def arrival() -> None:
+            await self.arena.wait_arrival()
+            self.matchmaker.nudge()
+
         while True:
-            if not self.pair_now(nursery):
-                with trio.move_on_after(1.0):  # capacity frees without an arrival too
-                    await self.arena.wait_arrival()
-            await trio.sleep(self.options.settle_s)
-
-    def pair_now(self, nursery: trio.Nursery) -> int:
-        """Start every match the waiting bots and admission allow now; returns how many."""
-        sessions: Counter[str] = Counter()
-        keys: dict[str, str] = {}
-        for key, name in self.arena.waiting():
-            sessions[name] += 1
-            keys[name] = key
-        waiting = [Candidate(n, keys[n], c) for n, c in sessions.items()]
-        started = 0
-        admission = self.arena.admission
-        for a, b in choose_pairs(waiting, self.live.all(), self.recent, self._rng):
-            if not admission.try_acquire():
-                break
-            seats = self.arena.take_two((a.key, b.key), self.options.rules.runs_only)
-            if seats is None:
-                admission.release()
-                continue
-            nursery.start_soon(self._play, seats)
-            started += 1
-        return started
-
-    def _next_match(self, a: str, b: str) -> MatchSpec:
-        pair = canonical(a, b)
-        k = self._meetings.get(pair, 0)
-        self._meetings[pair] = k + 1
-        deal, order = divmod(k, 2)
-        return MatchSpec("m" + keyed(self.secret, "match", self.scope, *pair, k)[:19], pair,
-                         deal, order, keyed(self.secret, "deal", self.seed, *pair, deal)[:32])
-
-    async def _play(self, seats: tuple[GrpcSeat, GrpcSeat]) -> None:
-        try:
-            spec = self._next_match(seats[0].name, seats[1].name)
-            if spec.seats != (seats[0].name, seats[1].name):
-                seats = (seats[1], seats[0])
-            driver = MatchDriver(spec.match_id, self.options.rules, spec.seats, seed=spec.seed,
-                                 time_control=self.options.time_control,
-                                 meta={"deal": spec.deal, "seat_order": spec.order})
-            for s in spec.seats:
-                self.playing[s] += 1
             try:
-                result = await self.arena.run_seated(driver, seats)
-            except Exception:
-                log.exception("ladder_match_failed", match_id=spec.match_id)
-                for seat in seats:
-                    seat.entry.conn.abort(grpc.StatusCode.INTERNAL, "internal error")
-                    seat.entry.done.set()
+                pairings = await trio.to_thread.run_sync(
+                    self.store.pairings_since, self.scope, self.frontend, self.seen)
+                for p in pairings:
+                    self.seen = p.seq
+                    self._act(p, nursery)
+                waiting = Counter(name for _, name in self.arena.waiting())
+                free = self.arena.admission.free
+                now = trio.current_time()
+                state = (free, tuple(sorted(waiting.items())))
+                if state != published or now - last >= HEARTBEAT_S or pairings:
+                    await trio.to_thread.run_sync(partial(
+                        self.store.set_waiting, self.scope, self.frontend, self.address,
+                        free, self.seen, waiting))
+                    if state != published:
+                        self.matchmaker.nudge()
+                    published, last = state, now
+            except StoreBusy as e:
+                log.warning("ladder_store_busy", detail=str(e))
+            with trio.move_on_after(BOARD_S):
+                async with trio.open_nursery() as either:
+                    async def first(fn: Any) -> None:
+                        await fn()
+                        either.cancel_scope.cancel()
+
+                    either.start_soon(first, arrival)
+                    either.start_soon(first, self._look_now.wait)
+            self._look_now = trio.Event()
+
+    def _key(self, bot: str) -> str | None:
+        """The lobby key of a waiting session of ``bot`` here, if any."""
+        return next((key for key, name in self.arena.waiting() if name == bot), None)
+
+    def _act(self, p: Pairing, nursery: trio.Nursery) -> None:
+        """Do this front end's part of a pairing: play it (both bots wait here), host it
+        (keep a seat for the bot sent here), or send its bot to the host."""
+        runs_only = self.options.rules.runs_only
+        arena = self.arena
+        if p.host != self.frontend:  # the guest: send the bot to the host
+            key = self._key(p.guest_bot)
+            seat = arena.pop_waiting(key, runs_only) if key is not None else None
+            if seat is None:
+                log.info("pairing_void", match_id=p.spec.match_id, detail=f"{p.guest_bot} "
+                         "no longer waits here")
                 return
-            finally:
-                for s in spec.seats:
-                    self.playing[s] -= 1
-            self.record(spec, result, driver.record)
+            seat.redirect(p.host_address, p.seat_key, SEAT_KEPT_S)
+            log.info("redirected", bot=p.guest_bot, to=p.host_address,
+                     match_id=p.spec.match_id)
+            return
+        local = [b for b in p.spec.pair if p.guest == self.frontend or b != p.guest_bot]
+        seats: dict[str, GrpcSeat] = {}
+        for bot in local:
+            key = self._key(bot)
+            seat = arena.pop_waiting(key, runs_only) if key is not None else None
+            if seat is None:
+                break
+            seats[bot] = seat
+        if len(seats) < len(local) or not arena.admission.try_acquire():
+            for seat in seats.values():
+                arena.put_back(seat)
+            log.info("pairing_void", match_id=p.spec.match_id, detail="a bot left, or no "
+                     "room here any more")
+            return
+        nursery.start_soon(self._host, p, seats)
+
+    async def _host(self, p: Pairing, seats: dict[str, GrpcSeat]) -> None:
+        """Play pairing ``p`` with the seats taken here, after waiting for the redirected
+        bot when it comes from another front end."""
+        try:
+            if len(seats) == 1:
+                guest = await self.arena.expect(p.seat_key, p.guest_bot, SEAT_KEPT_S,
+                                                self.options.rules.runs_only)
+                if guest is None:
+                    for seat in seats.values():
+                        self.arena.put_back(seat)
+                    log.info("pairing_void", match_id=p.spec.match_id,
+                             detail=f"{p.guest_bot} did not come from its front end")
+                    return
+                seats[p.guest_bot] = guest
+            await self._play(p.spec, (seats[p.spec.seats[0]], seats[p.spec.seats[1]]))
         finally:
             self.arena.admission.release()
 
+    async def _play(self, spec: MatchSpec, seats: tuple[GrpcSeat, GrpcSeat]) -> None:
+        driver = MatchDriver(spec.match_id, self.options.rules, spec.seats, seed=spec.seed,
+                             time_control=self.options.time_control,
+                             meta={"deal": spec.deal, "seat_order": spec.order})
+        for s in spec.seats:
+            self.playing[s] += 1
+        try:
+            result = await self.arena.run_seated(driver, seats)
+        except Exception:
+            log.exception("ladder_match_failed", match_id=spec.match_id)
+            for seat in seats:
+                seat.entry.conn.abort(grpc.StatusCode.INTERNAL, "internal error")
+                seat.entry.done.set()
+            return
+        finally:
+            for s in spec.seats:
+                self.playing[s] -= 1
+        self.record(spec, result, driver.record)
+
     def record(self, spec: MatchSpec, result: MatchResult,
                record: list[dict[str, Any]] | None = None) -> bool:
-        """Hand a finished match and its rating update to the committer (written in
-        order off the match loop); False for a match that is not recorded."""
+        """Hand a finished match to the committer (written with its rating update, in
+        order, off the match loop); False for a match that is not recorded."""
         if result.termination in (Termination.SHUTDOWN, Termination.NO_SHOW):
             return False
-        a, b = spec.pair
-        score_a = score_of(result, spec.seats, a)
-        if score_a is not None:  # the pairing's view now; the store applies the same update
-            self.live.apply(self.live.after(a, b, score_a))
-        self.recent[a].append(b)
-        self.recent[b].append(a)
         self.committer.submit(spec, result, record)
         return True
 
@@ -380,10 +331,12 @@ class Ladder:
     # ------------------------------------------------------------------ leaderboard
 
     def leaderboard_entries(self, limit: int = 0) -> list[pb.LeaderboardEntry]:
-        """Registered and rated bots, best first by mu - 3 sigma."""
-        ratings = self.live.all()
+        """Registered and rated bots, best first by mu - 3 sigma (as recorded by every
+        front end of this ladder)."""
+        ratings = self.store.ratings(self.scope)
+        initial = LiveRatings().initial
         for name in self.store.registered_bots():
-            ratings.setdefault(name, self.live.initial)
+            ratings.setdefault(name, initial)
         wins = self.store.wins(self.scope)
         rows = leaderboard_rows(ratings)
         if limit:
@@ -411,5 +364,4 @@ def _describe(saved: Mapping[str, Any], keys: list[str]) -> str:
     return "; ".join(parts)
 
 
-__all__ = ["SCOPE", "Candidate", "Ladder", "LadderError", "LadderOptions", "RegistrationError",
-           "choose_pairs", "hash_token", "ladder_scope", "register", "revoke", "rotate"]
+__all__ = ["SCOPE", "Ladder", "LadderError", "LadderOptions", "ladder_scope"]

@@ -21,18 +21,9 @@ from arena.protocol import PROTOCOL_VERSION, pb, pb_grpc
 from arena.rules import RulesConfig
 from arena.store.base import Rating
 from arena.store.sqlite import SqliteStore
-from arena.tournament.ladder import (
-    Candidate,
-    Ladder,
-    LadderError,
-    LadderOptions,
-    RegistrationError,
-    choose_pairs,
-    hash_token,
-    register,
-    revoke,
-    rotate,
-)
+from arena.tournament.ladder import Ladder, LadderError, LadderOptions
+from arena.tournament.matchmaker import Candidate, choose_pairs, spec_for
+from arena.tournament.registry import RegistrationError, hash_token, register, revoke, rotate
 from sdk.client import run as run_bot
 from tests.tournament.bots import Greedy, Sloppy
 
@@ -161,7 +152,10 @@ def test_ladder_end_to_end_and_restart(tmp_path: Path) -> None:
         assert entries["alpha"].games == 2 and entries["gamma"].games == 0
         assert trio.run(ladder.authenticate, tok_a) == "alpha"
         assert trio.run(ladder.authenticate, "nope") is None
-        nxt = ladder._next_match("alpha", "beta")
+        met = store.meetings("ladder")
+        assert met == {("alpha", "beta"): 2}  # two pairings made, both played
+        nxt = spec_for("ladder", ladder.secret, ladder.seed, "alpha", "beta",
+                       met[("alpha", "beta")])
         assert nxt.deal == 1 and nxt.order == 0
         # an opaque id: nothing of the pair, the deal or the seed shows
         assert nxt.match_id not in {m.match_id for m in matches}

@@ -37,16 +37,18 @@ class BotMessage(_message.Message):
     def __init__(self, hello: _Optional[_Union[Hello, _Mapping]] = ..., action: _Optional[_Union[ActionReply, _Mapping]] = ..., error: _Optional[_Union[BotError, _Mapping]] = ...) -> None: ...
 
 class Hello(_message.Message):
-    __slots__ = ("name", "protocol_version", "token", "resume")
+    __slots__ = ("name", "protocol_version", "token", "resume", "seat_key")
     NAME_FIELD_NUMBER: _ClassVar[int]
     PROTOCOL_VERSION_FIELD_NUMBER: _ClassVar[int]
     TOKEN_FIELD_NUMBER: _ClassVar[int]
     RESUME_FIELD_NUMBER: _ClassVar[int]
+    SEAT_KEY_FIELD_NUMBER: _ClassVar[int]
     name: str
     protocol_version: int
     token: str
     resume: str
-    def __init__(self, name: _Optional[str] = ..., protocol_version: _Optional[int] = ..., token: _Optional[str] = ..., resume: _Optional[str] = ...) -> None: ...
+    seat_key: str
+    def __init__(self, name: _Optional[str] = ..., protocol_version: _Optional[int] = ..., token: _Optional[str] = ..., resume: _Optional[str] = ..., seat_key: _Optional[str] = ...) -> None: ...
 
 class ActionReply(_message.Message):
     __slots__ = ("request_id", "action", "error")
@@ -134,20 +136,32 @@ class Defend(_message.Message):
     def __init__(self, best: _Optional[bool] = ..., melds: _Optional[_Iterable[_Union[Meld, _Mapping]]] = ..., layoffs: _Optional[_Iterable[_Union[Layoff, _Mapping]]] = ...) -> None: ...
 
 class ServerMessage(_message.Message):
-    __slots__ = ("match_start", "request", "event", "rejected", "match_end", "lobby")
+    __slots__ = ("match_start", "request", "event", "rejected", "match_end", "lobby", "redirect")
     MATCH_START_FIELD_NUMBER: _ClassVar[int]
     REQUEST_FIELD_NUMBER: _ClassVar[int]
     EVENT_FIELD_NUMBER: _ClassVar[int]
     REJECTED_FIELD_NUMBER: _ClassVar[int]
     MATCH_END_FIELD_NUMBER: _ClassVar[int]
     LOBBY_FIELD_NUMBER: _ClassVar[int]
+    REDIRECT_FIELD_NUMBER: _ClassVar[int]
     match_start: MatchStart
     request: DecisionRequest
     event: Event
     rejected: ActionRejected
     match_end: MatchEnd
     lobby: LobbyStatus
-    def __init__(self, match_start: _Optional[_Union[MatchStart, _Mapping]] = ..., request: _Optional[_Union[DecisionRequest, _Mapping]] = ..., event: _Optional[_Union[Event, _Mapping]] = ..., rejected: _Optional[_Union[ActionRejected, _Mapping]] = ..., match_end: _Optional[_Union[MatchEnd, _Mapping]] = ..., lobby: _Optional[_Union[LobbyStatus, _Mapping]] = ...) -> None: ...
+    redirect: Redirect
+    def __init__(self, match_start: _Optional[_Union[MatchStart, _Mapping]] = ..., request: _Optional[_Union[DecisionRequest, _Mapping]] = ..., event: _Optional[_Union[Event, _Mapping]] = ..., rejected: _Optional[_Union[ActionRejected, _Mapping]] = ..., match_end: _Optional[_Union[MatchEnd, _Mapping]] = ..., lobby: _Optional[_Union[LobbyStatus, _Mapping]] = ..., redirect: _Optional[_Union[Redirect, _Mapping]] = ...) -> None: ...
+
+class Redirect(_message.Message):
+    __slots__ = ("address", "seat_key", "valid_ms")
+    ADDRESS_FIELD_NUMBER: _ClassVar[int]
+    SEAT_KEY_FIELD_NUMBER: _ClassVar[int]
+    VALID_MS_FIELD_NUMBER: _ClassVar[int]
+    address: str
+    seat_key: str
+    valid_ms: int
+    def __init__(self, address: _Optional[str] = ..., seat_key: _Optional[str] = ..., valid_ms: _Optional[int] = ...) -> None: ...
 
 class LobbyStatus(_message.Message):
     __slots__ = ("place", "waiting", "matches_running", "max_matches", "detail")
