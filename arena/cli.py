@@ -233,7 +233,7 @@ def _add_tournament_parsers(sub: Any) -> None:
 
     p = sub.add_parser("standings", help="standings of a tournament or the ladder: table, "
                        "CSV, JSON, pairwise matrix")
-    p.add_argument("db", nargs="?", type=Path, help="the SQLite file")
+    p.add_argument("db", nargs="?", help="the SQLite file or postgresql:// URL")
     p.add_argument("--scope", help="tournament name or scope (default: the latest)")
     p.add_argument("--csv", type=Path, help="write the standings as CSV")
     p.add_argument("--json", type=Path, help="write standings and matrix as JSON")
@@ -251,10 +251,15 @@ def _add_tournament_parsers(sub: Any) -> None:
                         "stops working")):
         q = tokens.add_parser(verb, help=what + " (a running ladder notices within a second)")
         q.add_argument("name", help="the bot's registered name")
-        q.add_argument("--db", type=Path, default=Path("ladder.sqlite"), help="SQLite file")
+        q.add_argument("--db", default="ladder.sqlite",
+                       help="SQLite file or postgresql:// URL")
         if verb == "rotate":
             q.add_argument("--token", help="use this token (at least 16 characters)")
-    p.add_argument("--db", type=Path, default=Path("ladder.sqlite"), help="SQLite file")
+    p.add_argument("--db", default="ladder.sqlite",
+                   help="SQLite file or postgresql:// URL (several front ends may share one)")
+    p.add_argument("--public-address", default="", metavar="HOST:PORT",
+                   help="where bots reach this front end, for redirects from other front "
+                   "ends of the same ladder (default: the address it listens on)")
     p.add_argument("--season", default="",
                    help="rate in a new scope of the same database (other rules, time control "
                    "or seed need one)")
@@ -272,7 +277,7 @@ def _add_tournament_parsers(sub: Any) -> None:
 
     p = sub.add_parser("export", help="every match of a tournament or the ladder, one row "
                        "each (CSV and/or JSON)")
-    p.add_argument("db", type=Path, help="the SQLite file")
+    p.add_argument("db", help="the SQLite file or postgresql:// URL")
     p.add_argument("--scope", help="tournament name or scope (default: the latest)")
     p.add_argument("--csv", type=Path, help="write the matches as CSV")
     p.add_argument("--json", type=Path, help="write the matches as JSON")
@@ -291,11 +296,11 @@ def _add_tournament_parsers(sub: Any) -> None:
 
     p = sub.add_parser("backup", help="copy a results database to one consistent file, even "
                        "while a tournament or the ladder writes to it")
-    p.add_argument("db", type=Path, help="the SQLite file")
+    p.add_argument("db", help="the SQLite file")
     p.add_argument("out", type=Path, help="the copy to write (must not exist)")
 
     p = sub.add_parser("register", help="register a ladder bot and print its secret token")
-    p.add_argument("db", type=Path, help="the ladder's SQLite file")
+    p.add_argument("db", help="the ladder's SQLite file or postgresql:// URL")
     p.add_argument("name", help="the bot's name on the ladder")
     p.add_argument("--token", help="use this token (at least 16 characters) instead of a new one")
 
@@ -420,7 +425,7 @@ def _cmd_tournaments(args: argparse.Namespace) -> int:
                          seed=args.seed, settle_s=max(0, args.settle_ms) / 1000,
                          replay_dir=args.replays, season=args.season,
                          max_matches=args.max_matches, max_lag_ms=args.max_lag_ms,
-                         limits=limits)
+                         limits=limits, public_address=args.public_address)
     return commands.ladder(args.db, host=args.host, port=args.port, options=opts,
                            tls_cert=args.tls_cert, tls_key=args.tls_key)
 

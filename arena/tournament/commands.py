@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 
 from arena import texttable
 from arena.groups import describe
+from arena.store.base import Store, StoreError
 
 T = TypeVar("T")
 
@@ -26,8 +27,6 @@ def tournament(config: Path | None, *, tournament: dict[str, Any], rules: dict[s
                time_control: dict[str, Any], bots: list[str] | None, challenger: str | None,
                progress: bool) -> int:
     """Run (or resume) a tournament, then print its standings."""
-    from arena.store.base import StoreError
-    from arena.store.sqlite import SqliteStore
     from arena.tournament.config import ConfigError, load_config, weak_seed
     from arena.tournament.report import format_table, pick_scope, standings
     from arena.tournament.runner import RunError, check_runnable, run_tournament
@@ -42,31 +41,48 @@ def tournament(config: Path | None, *, tournament: dict[str, Any], rules: dict[s
                   "stay secret from bots (they are keyed with this tournament's secret, kept "
                   "in the database), but leave --seed out for a random one, or use 16+ "
                   "random characters", file=sys.stderr)
-        with SqliteStore(cfg.database) as store:
+        store = open_db(cfg.database, existing=False)
+        try:
             summary = run_tournament(cfg, store, progress=progress)
             where = {"new": " (new: made now and stored)",
                      "stored": " (read from the database)"}.get(summary.seed_source, "")
             print(f"{cfg.name}: {summary.played} matches played now ({summary.already} "
                   f"already recorded, {summary.scheduled} scheduled), {summary.hands} hands "
                   f"in {summary.seconds:.1f} s ({summary.hands_per_second:.0f} hands/s); "
-                  f"seed {summary.seed}{where}; results in {cfg.database}")
+                  f"seed {summary.seed}{where}; results in {store.label}")
             if summary.voided:
                 print(f"{summary.voided} matches voided (no winner, not by the game: not "
                       "counted or rated)")
             if summary.unplayed:
                 print(f"{summary.unplayed} matches not played (neither bot connected): run "
                       "the same command again to play them")
+            if summary.after_verdict:
+                print(f"{summary.after_verdict} matches finished after the SPRT's verdict: "
+                      "kept, marked, and left out of the test")
             st = standings(store, pick_scope(store, summary.scope))
             print(format_table(st))
+        finally:
+            store.close()
     except (ConfigError, StoreError, RunError) as e:
         raise CommandError(str(e)) from None
     return 0
 
 
-def show_standings(db: Path, *, scope: str | None, csv_path: Path | None,
+def open_db(db: str, *, existing: bool = True) -> Store:
+    """The store ``db`` names (a SQLite file or a postgresql:// URL); ``CommandError``
+    (one line) if it cannot be opened, or (``existing``) a file that does not exist."""
+    from arena.store import is_url, open_store
+
+    if existing and not is_url(db) and not Path(db).is_file():
+        raise CommandError(f"{db}: no such database")
+    try:
+        return open_store(db)
+    except StoreError as e:
+        raise CommandError(str(e)) from None
+
+
+def show_standings(db: str, *, scope: str | None, csv_path: Path | None,
                    json_path: Path | None, matrix: bool) -> int:
-    from arena.store.base import StoreError
-    from arena.store.sqlite import SqliteStore
     from arena.tournament.report import (
         format_matrix,
         format_table,
@@ -76,13 +92,13 @@ def show_standings(db: Path, *, scope: str | None, csv_path: Path | None,
         to_json,
     )
 
-    if not db.is_file():
-        raise CommandError(f"{db}: no such database")
+    store = open_db(db)
     try:
-        with SqliteStore(db) as store:
-            st = standings(store, pick_scope(store, scope))
+        st = standings(store, pick_scope(store, scope))
     except StoreError as e:
         raise CommandError(str(e)) from None
+    finally:
+        store.close()
     print(format_table(st))
     if matrix:
         print()
@@ -133,17 +149,17 @@ def format_leaderboard(entries: Any) -> str:
     return texttable.render(head, rows, left={1}, keep=2)
 
 
-def register(db: Path, name: str, token: str | None) -> int:
-    from arena.store.base import StoreError
-    from arena.store.sqlite import SqliteStore
+def register(db: str, name: str, token: str | None) -> int:
     from arena.tournament.registry import RegistrationError
     from arena.tournament.registry import register as do_register
 
+    store = open_db(db, existing=False)
     try:
-        with SqliteStore(db) as store:
-            secret = do_register(store, name, token)
+        secret = do_register(store, name, token)
     except (RegistrationError, StoreError) as e:
         raise CommandError(str(e)) from None
+    finally:
+        store.close()
     print(f"registered {name!r} in {db}")
     print(f"token: {secret}")
     print("keep the token secret: only its hash is stored, it cannot be shown again",
@@ -151,22 +167,20 @@ def register(db: Path, name: str, token: str | None) -> int:
     return 0
 
 
-def _on_ladder_store(db: Path, act: Callable[[Any], T]) -> T:
+def _on_ladder_store(db: str, act: Callable[[Any], T]) -> T:
     """``act(store)`` on an existing database; its problems as one ``CommandError``."""
-    from arena.store.base import StoreError
-    from arena.store.sqlite import SqliteStore
     from arena.tournament.registry import RegistrationError
 
-    if not db.is_file():
-        raise CommandError(f"{db}: no such database")
+    store = open_db(db)
     try:
-        with SqliteStore(db) as store:
-            return act(store)
+        return act(store)
     except (RegistrationError, StoreError) as e:
         raise CommandError(str(e)) from None
+    finally:
+        store.close()
 
 
-def revoke(db: Path, name: str) -> int:
+def revoke(db: str, name: str) -> int:
     from arena.tournament.registry import revoke as do_revoke
 
     _on_ladder_store(db, lambda store: do_revoke(store, name))
@@ -175,7 +189,7 @@ def revoke(db: Path, name: str) -> int:
     return 0
 
 
-def rotate(db: Path, name: str, token: str | None) -> int:
+def rotate(db: str, name: str, token: str | None) -> int:
     from arena.tournament.registry import rotate as do_rotate
 
     secret = _on_ladder_store(db, lambda store: do_rotate(store, name, token))
@@ -186,22 +200,20 @@ def rotate(db: Path, name: str, token: str | None) -> int:
     return 0
 
 
-def export(db: Path, *, scope: str | None, csv_path: Path | None,
+def export(db: str, *, scope: str | None, csv_path: Path | None,
            json_path: Path | None) -> int:
     """Write every match of a scope, one row each."""
-    from arena.store.base import StoreError
-    from arena.store.sqlite import SqliteStore
     from arena.tournament.export import matches_csv, matches_json
     from arena.tournament.report import pick_scope
 
-    if not db.is_file():
-        raise CommandError(f"{db}: no such database")
+    store = open_db(db)
     try:
-        with SqliteStore(db) as store:
-            info = pick_scope(store, scope)
-            rows = store.matches(info.scope)
+        info = pick_scope(store, scope)
+        rows = store.matches(info.scope)
     except StoreError as e:
         raise CommandError(str(e)) from None
+    finally:
+        store.close()
     try:
         if csv_path is not None:
             csv_path.write_text(matches_csv(info.scope, rows), encoding="utf-8")
@@ -215,12 +227,15 @@ def export(db: Path, *, scope: str | None, csv_path: Path | None,
     return 0
 
 
-def backup(db: Path, out: Path) -> int:
+def backup(db: str, out: Path) -> int:
     """Copy ``db`` to ``out`` as one consistent snapshot (SQLite's online backup)."""
-    from arena.store.base import StoreError
+    from arena.store import is_url
     from arena.store.sqlite import SqliteStore
 
-    if not db.is_file():
+    if is_url(db):
+        raise CommandError("backup copies a SQLite file; back a PostgreSQL database up with "
+                           "its own tools (pg_dump)")
+    if not Path(db).is_file():
         raise CommandError(f"{db}: no such database")
     if out.exists():
         raise CommandError(f"{out}: already exists; give a new file")
@@ -235,7 +250,7 @@ def backup(db: Path, out: Path) -> int:
     return 0
 
 
-def ladder(db: Path, *, host: str, port: int, options: Any, tls_cert: Path | None,
+def ladder(db: str, *, host: str, port: int, options: Any, tls_cert: Path | None,
            tls_key: Path | None) -> int:
     """Serve the ladder until SIGINT or SIGTERM."""
     import signal
@@ -244,8 +259,6 @@ def ladder(db: Path, *, host: str, port: int, options: Any, tls_cert: Path | Non
     import trio
 
     from arena.server.bridge import format_address
-    from arena.store.base import StoreError
-    from arena.store.sqlite import SqliteStore
     from arena.tournament.ladder import Ladder, LadderError
 
     tls: tuple[bytes, bytes] | None = None
@@ -257,10 +270,7 @@ def ladder(db: Path, *, host: str, port: int, options: Any, tls_cert: Path | Non
         except OSError as e:
             raise CommandError(f"TLS: {e.filename}: {e.strerror}") from None
     log = structlog.get_logger("arena.ladder")
-    try:
-        store = SqliteStore(db)
-    except StoreError as e:
-        raise CommandError(str(e)) from None
+    store = open_db(db, existing=False)
     try:
         try:
             lad = Ladder(store, options)
@@ -278,7 +288,7 @@ def ladder(db: Path, *, host: str, port: int, options: Any, tls_cert: Path | Non
                 season = f"season {options.season}; " if options.season else ""
                 print(f"ladder listening on {format_address(host, bound)} "
                       f"({'TLS' if tls else 'plaintext'}; rules {options.rules.preset}; "
-                      f"{season}{db})", flush=True)
+                      f"{season}{store.label}; front end {lad.frontend})", flush=True)
                 with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
                     async for signum in signals:
                         log.info("shutdown", signal=signal.Signals(signum).name)
