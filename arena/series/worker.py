@@ -233,13 +233,17 @@ def stored_plan(store: Store, scope: str) -> Plan:
 async def serve(store: Store, *, scopes: Sequence[str] | None, slots: int, worker: str,
                 replays: Path | None, lease_s: float = LEASE_S, until_idle: bool = True
                 ) -> WorkerStats:
-    """Play the queued matches of ``scopes`` (None: any scope that a worker here can play),
-    one scope at a time, until none is left (``until_idle``) or forever."""
+    """Play the queued matches of ``scopes`` (scope keys or tournament names; None: any
+    scope that a worker here can play), one scope at a time, until none is left
+    (``until_idle``) or forever."""
     stats = WorkerStats()
     skipped: set[str] = set()
     while True:
         open_scopes = await _retrying(store.claimable_scopes)
-        todo = [s for s in open_scopes if (scopes is None or s in scopes) and s not in skipped]
+        if scopes is not None:  # a scope key, or a tournament's name
+            named = {i.scope for i in await _retrying(store.scopes) if i.name in scopes}
+            open_scopes = [s for s in open_scopes if s in scopes or s in named]
+        todo = [s for s in open_scopes if s not in skipped]
         for scope in todo:
             try:
                 plan = stored_plan(store, scope)
