@@ -1,4 +1,4 @@
-"""The ``arena`` command: serve, play, replay, show.
+"""The ``arena`` command line: each subcommand's flags, handed to its front end.
 
 Errors in arguments, configs or bot specs are one line on stderr and exit code 2; no
 tracebacks for what the user typed.
@@ -683,7 +683,8 @@ def _cmd_replay(args: argparse.Namespace) -> int:
 
 
 def _cmd_show(args: argparse.Namespace) -> int:
-    from arena.match.replay import ReplayError, load_record, show
+    from arena.match.replay import ReplayError, load_record
+    from arena.match.show import show
 
     try:
         print(show(load_record(args.file)))

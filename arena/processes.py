@@ -1,4 +1,4 @@
-"""Bots as processes the arena launches: ``arena play`` and process-mode tournaments.
+"""Child processes the arena launches and supervises: bots (and the series' workers).
 
 A bot spec is a sample bot name, ``module:Class``, ``file.py[:Class]`` (run through
 ``python -m sdk.launch``) or any command line (run as given, with ``ARENA_ADDRESS``,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from arena.server.lobby import HOLD_TICKS, Admission
+from arena.server.admission import HOLD_TICKS, Admission
 
 
 def fill(a: Admission, lag: list[float], ticks: int, *, load_ms: float = 0.0,

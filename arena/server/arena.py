@@ -47,6 +47,7 @@ from arena.protocol import PROTOCOL_VERSION, pb
 from arena.protocol.convert import action_from_pb
 from arena.protocol.records import clean_fault
 from arena.rules import MalformedError
+from arena.server.admission import Admission
 from arena.server.bridge import (
     Bridge,
     Connection,
@@ -55,7 +56,7 @@ from arena.server.bridge import (
     format_address,
     serve_grpc,
 )
-from arena.server.lobby import Admission, Lobby
+from arena.server.lobby import Lobby
 from arena.server.wire import event_to_pb, is_move_event, server_message
 
 log = structlog.get_logger("arena.server")

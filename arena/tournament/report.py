@@ -18,8 +18,8 @@ from arena import texttable
 from arena.series.ratings import ordinal
 from arena.series.tally import Tally, crosstable, tally
 from arena.store.base import Rating, ScopeInfo, Store, StoreError
-from arena.tournament.formats import SprtVerdict, sprt_verdict
 from arena.tournament.ratings import Fit, standings_fit, units_from_matches
+from arena.tournament.sprt import SprtVerdict, sprt_verdict
 
 
 @dataclass(frozen=True)

@@ -48,7 +48,8 @@ from arena.server.bridge import check_bindable
 from arena.store import open_store
 from arena.store.base import MatchRow, Store
 from arena.tournament.config import ConfigError, Format, Mode, TournamentConfig
-from arena.tournament.formats import SprtTracker, SprtVerdict, tournament_schedule
+from arena.tournament.formats import tournament_schedule
+from arena.tournament.sprt import SprtTracker, SprtVerdict
 
 log = structlog.get_logger("arena.tournament")
 

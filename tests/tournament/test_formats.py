@@ -13,16 +13,15 @@ from arena.match.driver import SeededDecks
 from arena.series.schedule import schedule
 from arena.store.sqlite import SqliteStore
 from arena.tournament.config import SprtConfig, load_config
-from arena.tournament.formats import (
+from arena.tournament.formats import pairings, tournament_schedule
+from arena.tournament.runner import run_tournament
+from arena.tournament.sprt import (
     SprtStatus,
     SprtTracker,
     elo_to_score,
     llr,
-    pairings,
     sprt_verdict,
-    tournament_schedule,
 )
-from arena.tournament.runner import run_tournament
 
 BOTS = "tests.tournament.bots"
 SECRET = "0123456789abcdef" * 2
