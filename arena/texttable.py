@@ -1,25 +1,31 @@
 """Aligned text tables that stay readable at any terminal width and with any bot name.
 
 One place lays out every table the command line prints (``arena play``, standings, the
-pairwise matrix, the leaderboard). Widths are measured in terminal cells, not characters
-(``wcwidth``: a CJK name takes two cells a character, a combining accent none), so names
-from anywhere keep the columns aligned. A cell wider than ``max_cell`` (a 64-character bot
-name) folds onto continuation lines inside its column instead of pushing every row wider,
-and when the table is still wider than the terminal its columns are split into blocks
-printed one under the other, each repeating the first ``keep`` columns (rank and bot) so
-every line still says whose numbers it holds.
+pairwise matrix, the leaderboard), with rich doing the layout: widths in terminal cells (a
+CJK name takes two cells a character, a combining accent none), alignment, and a cell
+wider than ``max_cell`` (a 64-character bot name) folded onto continuation lines inside its
+column instead of pushing every row wider. A table still wider than the terminal has its
+columns split into blocks printed one under the other, each repeating the first ``keep``
+columns (rank and bot) so every line still says whose numbers it holds. The header is
+underlined with dashes, one run per column, so the output reads (and parses) as plain text.
 """
 
 from __future__ import annotations
 
+import io
 import shutil
 import textwrap
 from collections.abc import Collection, Sequence
 
-from wcwidth import wcswidth, wcwidth
+from rich import box
+from rich.cells import cell_len, chop_cells
+from rich.console import Console
+from rich.table import Table
 
-GAP = "  "
+GAP = 2  # cells between two columns
 DEFAULT_WIDTH = 120  # when neither COLUMNS nor a terminal says otherwise
+_DASHES = box.Box("    \n    \n -  \n    \n    \n    \n    \n    \n", ascii=True)
+"""No frame: only the rule under the header, in dashes, a space where columns meet."""
 
 
 def terminal_width() -> int:
@@ -29,35 +35,29 @@ def terminal_width() -> int:
 
 def cells(text: str) -> int:
     """How many terminal cells ``text`` takes."""
-    n = wcswidth(text)
-    return n if n >= 0 else sum(max(wcwidth(c), 0) for c in text)
+    return cell_len(text)
 
 
 def fold(text: str, limit: int) -> list[str]:
     """``text`` cut into pieces of at most ``limit`` cells, a combining mark kept with the
     character it marks."""
-    pieces: list[str] = []
-    cur, used = "", 0
-    for c in text:
-        w = max(wcwidth(c), 0)
-        if cur and used + w > limit:
-            pieces.append(cur)
-            cur, used = "", 0
-        cur += c
-        used += w
-    return [*pieces, cur]
+    return chop_cells(text, limit) or [""]
 
 
-def _pad(text: str, width: int, left: bool) -> str:
-    space = " " * (width - cells(text))
-    return text + space if left else space + text
-
-
-def _lines(row: Sequence[list[str]], cols: Sequence[int], widths: dict[int, int],
-           left: Collection[int]) -> list[str]:
-    height = max(len(row[i]) for i in cols)
-    return [GAP.join(_pad(row[i][k] if k < len(row[i]) else "", widths[i], i in left)
-                     for i in cols).rstrip() for k in range(height)]
+def _block(head: Sequence[str], rows: Sequence[Sequence[str]], cols: Sequence[int],
+           left: Collection[int], widths: dict[int, int]) -> str:
+    table = Table(box=_DASHES, show_edge=False, pad_edge=False, padding=(0, 1),
+                  collapse_padding=True)
+    for i in cols:
+        table.add_column(head[i], justify="left" if i in left else "right", overflow="fold",
+                         min_width=widths[i], max_width=widths[i])
+    for row in rows:
+        table.add_row(*(row[i] for i in cols))
+    out = io.StringIO()
+    total = sum(widths[i] for i in cols) + GAP * len(cols)
+    Console(file=out, width=total + 1, color_system=None, force_terminal=False,
+            highlight=False, emoji=False, markup=False).print(table)
+    return "\n".join(line.rstrip() for line in out.getvalue().splitlines())
 
 
 def render(head: Sequence[str], rows: Sequence[Sequence[str]], *,
@@ -69,34 +69,28 @@ def render(head: Sequence[str], rows: Sequence[Sequence[str]], *,
     if any(len(r) != len(head) for r in rows):
         raise ValueError("every row needs one cell per column")
     limit = terminal_width() if width is None else width
-    top, *body = [[fold(c, max_cell) if cells(c) > max_cell else [c] for c in r]
-                  for r in [head, *rows]]
-    widths = {i: max(cells(p) for r in [top, *body] for p in r[i]) for i in range(len(head))}
+    widths = {i: min(max(cells(r[i]) for r in [head, *rows]),
+                     max(max_cell, max(cells(w) for w in head[i].split() or [""])))
+              for i in range(len(head))}
     key = list(range(min(keep, len(head))))
-    base = sum(widths[i] for i in key) + len(GAP) * max(len(key) - 1, 0)
+    base = sum(widths[i] + GAP for i in key) - GAP
     blocks: list[list[int]] = []
     cur: list[int] = []
     used = base
     for i in range(len(key), len(head)):
-        if cur and used + len(GAP) + widths[i] > limit:
+        if cur and used + GAP + widths[i] > limit:
             blocks.append(cur)
             cur, used = [], base
         cur.append(i)
-        used += len(GAP) + widths[i]
+        used += GAP + widths[i]
     blocks.append(cur)
-    out: list[str] = []
-    for n, block in enumerate(blocks):
-        cols = [*key, *block]
-        if n:
-            out.append("")
-        out.extend(_lines(top, cols, widths, left))
-        out.append(GAP.join("-" * widths[i] for i in cols))
-        for r in body:
-            out.extend(_lines(r, cols, widths, left))
-    return "\n".join(out)
+    return "\n\n".join(_block(head, rows, [*key, *block], left, widths) for block in blocks)
 
 
 def wrap(text: str, width: int | None = None) -> str:
     """A note below a table, wrapped to the same width."""
     return textwrap.fill(text, terminal_width() if width is None else width,
                          break_on_hyphens=False)
+
+
+__all__ = ["cells", "fold", "render", "terminal_width", "wrap"]

@@ -55,7 +55,7 @@ from arena.tournament.report import leaderboard_rows
 log = structlog.get_logger("arena.ladder")
 
 SCOPE = "ladder"
-SEAT_KEPT_S = 10.0  # how long a host keeps a seat for a bot redirected to it
+SEAT_KEPT_S = 5.0  # how long a host keeps a seat for a bot redirected to it
 BOARD_S = 0.1  # how often a front end looks for pairings made for it (they are made by
 # another process, perhaps on another host)
 HEARTBEAT_S = 1.0  # a front end republishes its lobby at least this often
