@@ -205,3 +205,51 @@ def test_a_second_coordinator_of_a_running_series_is_refused(tmp_path: Path) -> 
     with SqliteStore(tmp_path / "s.sqlite") as again:
         assert again.finished_ids("two") == set()  # the refused one played nothing
         assert again.queue_counts("two").queued == len(specs)  # scheduled once
+
+
+def cut_off(db: str, seconds: float) -> None:
+    """Take the database away from everyone else for ``seconds``: an exclusive lock on a
+    SQLite file; on PostgreSQL, every other connection killed, again and again."""
+    if not db.startswith("postgresql"):
+        import sqlite3
+
+        locker = sqlite3.connect(db, isolation_level=None)
+        locker.execute("BEGIN EXCLUSIVE")
+        time.sleep(seconds)
+        locker.execute("ROLLBACK")
+        locker.close()
+        return
+    import psycopg
+
+    from tests.store.conftest import POSTGRES_URL
+
+    with psycopg.connect(POSTGRES_URL, autocommit=True) as conn:
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            conn.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE "
+                         "datname = current_database() AND pid <> pg_backend_pid()")
+            time.sleep(0.2)
+
+
+def test_a_worker_that_loses_its_database_keeps_its_results_and_commits_them_later(
+        db: str) -> None:
+    store = open_store(db)
+    try:
+        specs = queue_scope(store, "lost", in_process_plan(), deals=2)
+        w = worker(db, "here:1:ww", "--scope", "lost", "--slots", "1", "--lease-s", "60")
+        try:
+            wait_until(lambda: len(store.finished_ids("lost")) >= 1, "a first result")
+            store.close()  # ours would be cut off too
+            cut_off(db, 4.0)  # meanwhile the worker finishes at least one more match
+            _, err = w.communicate(timeout=100)
+        finally:
+            if w.poll() is None:
+                w.kill()
+                w.communicate()
+        assert w.returncode == 0, err
+        assert "4 matches recorded" in err
+        store = open_store(db)
+        assert sorted(store.finished_ids("lost")) == sorted(s.match_id for s in specs)
+        assert sum(r.games for r in store.ratings("lost").values()) == 2 * len(specs)
+    finally:
+        store.close()
