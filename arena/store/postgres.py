@@ -62,8 +62,8 @@ NOW = "EXTRACT(EPOCH FROM clock_timestamp())::float8"
 """The server's clock in seconds since the epoch: every host compares leases with it."""
 
 CONNECT_TIMEOUT_S = 5
-LOCK_TIMEOUT = "10s"  # a write waiting longer for a row lock is StoreBusy
-IDLE_IN_TRANSACTION_TIMEOUT = "60s"  # a client frozen mid-transaction lets its locks go
+LOCK_TIMEOUT_S = 10.0  # a write waiting longer for a row lock is StoreBusy
+IDLE_IN_TRANSACTION_TIMEOUT_MS = 60_000  # a client frozen mid-transaction lets its locks go
 
 _SCHEMA_LOCK = int.from_bytes(b"ginarena", "big")  # advisory lock: one schema creator
 
@@ -231,10 +231,12 @@ class PostgresStore:
     """``Store`` on a PostgreSQL database: one connection, used under a lock, made again
     by the next call after it is lost."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, *, lock_timeout_s: float = LOCK_TIMEOUT_S) -> None:
         """Connect to ``url`` and create the tables if missing. ``StoreBusy`` if the server
-        is out of reach, ``StoreError`` if it refuses us or holds another schema."""
+        is out of reach, ``StoreError`` if it refuses us or holds another schema. A write
+        that waits longer than ``lock_timeout_s`` for another's lock is ``StoreBusy``."""
         self.label = redact(url)
+        self._lock_timeout_ms = max(1, round(lock_timeout_s * 1000))
         try:
             given = conninfo_to_dict(url)
         except psycopg.Error as e:
@@ -275,9 +277,9 @@ class PostgresStore:
                 raise StoreError(f"{self.label}: cannot connect: {self._line(e)}") from None
             raise StoreBusy(f"{self.label}: out of reach: {self._line(e)}") from None
         try:
-            conn.execute(f"SET lock_timeout = '{LOCK_TIMEOUT}'")
+            conn.execute(f"SET lock_timeout = {self._lock_timeout_ms}")
             conn.execute("SET idle_in_transaction_session_timeout = "
-                         f"'{IDLE_IN_TRANSACTION_TIMEOUT}'")
+                         f"{IDLE_IN_TRANSACTION_TIMEOUT_MS}")
         except psycopg.Error as e:
             conn.close()
             raise StoreBusy(f"{self.label}: out of reach: {self._line(e)}") from None
