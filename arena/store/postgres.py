@@ -177,7 +177,10 @@ CREATE TABLE IF NOT EXISTS queue (
     attempts BIGINT NOT NULL DEFAULT 0,
     UNIQUE (scope, match_id)
 );
+-- the open rows only, in claim order: a claim never walks past recorded matches
 CREATE INDEX IF NOT EXISTS queue_open ON queue (seq) WHERE state IN ('queued', 'claimed');
+CREATE INDEX IF NOT EXISTS queue_open_by_scope ON queue (scope, seq)
+    WHERE state IN ('queued', 'claimed');
 """
 
 # SQLSTATEs that mean "not now": connection lost or refused (class 08), transaction
@@ -614,22 +617,26 @@ class PostgresStore:
               limit: int = 1) -> list[Claim]:
         if scopes is not None and not scopes:
             return []
-        only = "" if scopes is None else "AND q.scope = ANY(%(scopes)s) "
+        # one scope (a worker's usual claim) as an equality, so the plan is an ordered scan
+        # of that scope's open rows whatever the table's statistics say
+        only = ("" if scopes is None else "AND q.scope = %(one)s " if len(scopes) == 1
+                else "AND q.scope = ANY(%(scopes)s) ")
 
         def go(db: psycopg.Connection[tuple[Any, ...]]) -> list[Claim]:
             rows = db.execute(
                 f"WITH now AS (SELECT {NOW} AS t), picked AS ("
-                "SELECT q.seq FROM queue q JOIN scopes s ON s.scope = q.scope, now "
-                "WHERE (q.state = 'queued' OR (q.state = 'claimed' AND q.lease_until < now.t)) "
-                f"AND s.verdict = '' {only}ORDER BY q.seq LIMIT %(limit)s "
-                "FOR UPDATE OF q SKIP LOCKED) "
+                "SELECT q.seq FROM queue q, now "
+                "WHERE q.state IN ('queued', 'claimed') "
+                "AND (q.state = 'queued' OR q.lease_until < now.t) "
+                "AND q.scope NOT IN (SELECT scope FROM scopes WHERE verdict <> '') "
+                f"{only}ORDER BY q.seq LIMIT %(limit)s FOR UPDATE OF q SKIP LOCKED) "
                 "UPDATE queue q SET state = 'claimed', worker = %(worker)s, "
                 "lease_until = now.t + %(lease)s, attempts = q.attempts + 1 "
                 "FROM picked, now WHERE q.seq = picked.seq "
                 "RETURNING q.seq, q.scope, q.match_id, q.bot_a, q.bot_b, q.deal, "
                 "q.seat_order, q.seed, q.attempts, q.lease_until",
                 {"worker": worker, "lease": float(lease_s), "limit": limit,
-                 "scopes": list(scopes or ())}).fetchall()
+                 "one": scopes[0] if scopes else "", "scopes": list(scopes or ())}).fetchall()
             return [Claim(r[1], MatchSpec(r[2], (r[3], r[4]), r[5], r[6], r[7]), worker,
                           r[8], r[9]) for r in sorted(rows)]
 
