@@ -449,3 +449,20 @@ def test_a_newer_or_foreign_schema_is_refused(url: str) -> None:
         conn.execute(f"DROP TABLE {schema}.meta")
     with pytest.raises(StoreError, match="not a usable arena database"):
         open_store(url)
+
+
+def test_a_claim_over_several_scopes_takes_the_earliest_scheduled_first(url: str) -> None:
+    store = open_store(url)
+    try:
+        for scope in ("t", "u", "v"):
+            store.open_scope(scope, "tournament", scope, "{}")
+        store.enqueue("u", [spec(0)])
+        store.enqueue("t", [spec(1)])
+        store.enqueue("v", [spec(2)])
+        store.stop_scope("v", "done")
+        got = store.claim("w", lease_s=30, scopes=["t", "u", "v"], limit=5)
+        assert [(c.scope, c.spec.match_id) for c in got] == [("u", "m0000"), ("t", "m0001")]
+        assert store.claim("w", lease_s=30, scopes=["t", "u", "v"]) == []
+        assert all(c.lease_until > time.time() + 20 for c in got)  # the server's clock
+    finally:
+        store.close()
