@@ -254,7 +254,11 @@ class PostgresStore:
         self._conn: psycopg.Connection[tuple[Any, ...]] | None = None
         self._closed = False
         with self._lock:
-            self._migrate(self._connection())
+            try:
+                self._migrate(self._connection())
+            except StoreError:
+                self._drop()  # refused: the caller gets no store to close
+                raise
 
     # ------------------------------------------------------------------ connection
 
