@@ -29,9 +29,10 @@ Messages and ``label`` never show a password.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, NoReturn, TypeVar
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
@@ -44,6 +45,7 @@ from arena.match.spec import MatchSpec
 from arena.store.base import (
     Claim,
     MatchRow,
+    Pairing,
     QueueCounts,
     Rate,
     Rating,
@@ -51,6 +53,7 @@ from arena.store.base import (
     ScopeInfo,
     StoreBusy,
     StoreError,
+    Waiting,
     is_void,
     new_secret,
     result_rows,
@@ -181,6 +184,34 @@ CREATE TABLE IF NOT EXISTS queue (
 CREATE INDEX IF NOT EXISTS queue_open ON queue (seq) WHERE state IN ('queued', 'claimed');
 CREATE INDEX IF NOT EXISTS queue_open_by_scope ON queue (scope, seq)
     WHERE state IN ('queued', 'claimed');
+CREATE TABLE IF NOT EXISTS ladder_waiting (
+    scope TEXT NOT NULL,
+    frontend TEXT NOT NULL,          -- a ladder front end's id
+    address TEXT NOT NULL,           -- where bots reach it
+    bot TEXT NOT NULL,
+    sessions BIGINT NOT NULL,        -- its waiting sessions of this bot
+    free BIGINT NOT NULL,            -- matches it can start now
+    seen BIGINT NOT NULL,            -- the last pairing it had read
+    updated_at DOUBLE PRECISION NOT NULL,  -- server clock
+    PRIMARY KEY (scope, frontend, bot)
+);
+CREATE TABLE IF NOT EXISTS ladder_pairings (
+    seq BIGSERIAL PRIMARY KEY,
+    scope TEXT NOT NULL,
+    match_id TEXT NOT NULL,
+    bot_a TEXT NOT NULL,
+    bot_b TEXT NOT NULL,
+    deal BIGINT NOT NULL,
+    seat_order BIGINT NOT NULL,
+    seed TEXT NOT NULL,
+    host TEXT NOT NULL,
+    host_address TEXT NOT NULL,
+    guest TEXT NOT NULL,
+    guest_bot TEXT NOT NULL,
+    seat_key TEXT NOT NULL,
+    created_at DOUBLE PRECISION NOT NULL
+);
+CREATE INDEX IF NOT EXISTS ladder_pairings_by_scope ON ladder_pairings (scope, seq);
 """
 
 # SQLSTATEs that mean "not now": connection lost or refused (class 08), transaction
@@ -684,6 +715,18 @@ class PostgresStore:
             "AND s.verdict = '' GROUP BY q.scope ORDER BY 2").fetchall(), write=False)
         return [str(r[0]) for r in rows]
 
+    def holders(self, scope: str) -> list[str]:
+        rows = self._run(lambda db: db.execute(
+            "SELECT DISTINCT worker FROM queue WHERE scope = %s AND state = 'claimed' "
+            "ORDER BY worker", (scope,)).fetchall(), write=False)
+        return [str(r[0]) for r in rows]
+
+    def reclaim(self, scope: str, worker: str) -> int:
+        return int(self._run(lambda db: db.execute(
+            "UPDATE queue SET state = 'queued', worker = '', lease_until = 0 "
+            "WHERE scope = %s AND worker = %s AND state = 'claimed'",
+            (scope, worker)).rowcount))
+
     def queue_counts(self, scope: str) -> QueueCounts:
         rows = self._run(lambda db: db.execute(
             f"SELECT CASE WHEN state = 'claimed' AND lease_until < {NOW} THEN 'expired' "
@@ -691,10 +734,13 @@ class PostgresStore:
             (scope,)).fetchall(), write=False)
         return QueueCounts(**{str(r[0]): int(r[1]) for r in rows})
 
-    def stop_scope(self, scope: str, verdict: str) -> None:
+    def stop_scope(self, scope: str, verdict: str, after_seq: int = -1) -> None:
         def go(db: psycopg.Connection[tuple[Any, ...]]) -> None:
             db.execute("UPDATE scopes SET verdict = %s WHERE scope = %s",
                        (verdict or "stopped", scope))
+            if after_seq >= 0:
+                db.execute("UPDATE matches SET after_verdict = TRUE WHERE scope = %s AND "
+                           "seq > %s", (scope, after_seq))
             db.execute("UPDATE queue SET state = 'cancelled' WHERE scope = %s AND "
                        "state = 'queued'", (scope,))
 
@@ -705,7 +751,8 @@ class PostgresStore:
             "SELECT verdict FROM scopes WHERE scope = %s", (scope,)).fetchone(), write=False)
         return "" if row is None else str(row[0])
 
-    def take_coordinator(self, scope: str, owner: str, lease_s: float) -> str:
+    def take_coordinator(self, scope: str, owner: str, lease_s: float, *,
+                         replacing: str = "") -> str:
         def go(db: psycopg.Connection[tuple[Any, ...]]) -> str:
             row = db.execute(
                 f"SELECT coordinator, coordinator_until, {NOW} FROM scopes WHERE scope = %s "
@@ -713,7 +760,7 @@ class PostgresStore:
             if row is None:
                 raise StoreError(f"no scope {scope!r} in {self.label}")
             holder, until, now = row
-            if holder and holder != owner and until >= now:
+            if holder and holder not in (owner, replacing) and until >= now:
                 return str(holder)
             db.execute("UPDATE scopes SET coordinator = %s, coordinator_until = %s "
                        "WHERE scope = %s", (owner, now + lease_s, scope))
@@ -725,6 +772,73 @@ class PostgresStore:
         self._run(lambda db: db.execute(
             "UPDATE scopes SET coordinator = '', coordinator_until = 0 WHERE scope = %s "
             "AND coordinator = %s", (scope, owner)))
+
+
+    # ---------------------------------------------------------------- ladder matchmaking
+
+    def set_waiting(self, scope: str, frontend: str, address: str, free: int, seen: int,
+                    sessions: Mapping[str, int]) -> None:
+        rows = [(bot, n) for bot, n in sorted(sessions.items()) if n > 0] or [("", 0)]
+
+        def go(db: psycopg.Connection[tuple[Any, ...]]) -> None:
+            db.execute("DELETE FROM ladder_waiting WHERE scope = %s AND frontend = %s",
+                       (scope, frontend))
+            db.cursor().executemany(
+                "INSERT INTO ladder_waiting VALUES (%s, %s, %s, %s, %s, %s, %s, "
+                f"{NOW})", [(scope, frontend, address, bot, n, free, seen) for bot, n in rows])
+
+        self._run(go)
+
+    def waiting(self, scope: str, fresh_s: float) -> list[Waiting]:
+        rows = self._run(lambda db: db.execute(
+            f"SELECT frontend, address, bot, sessions, free, seen, {NOW} - updated_at "
+            f"FROM ladder_waiting WHERE scope = %s AND updated_at >= {NOW} - %s "
+            "ORDER BY frontend, bot", (scope, float(fresh_s))).fetchall(), write=False)
+        return [Waiting(r[0], r[1], r[2], int(r[3]), int(r[4]), int(r[5]), float(r[6]))
+                for r in rows]
+
+    def add_pairings(self, scope: str, pairings: Sequence[Pairing]) -> list[Pairing]:
+        def go(db: psycopg.Connection[tuple[Any, ...]]) -> list[Pairing]:
+            out = []
+            for p in pairings:
+                sp = p.spec
+                row = db.execute(
+                    "INSERT INTO ladder_pairings (scope, match_id, bot_a, bot_b, deal, "
+                    "seat_order, seed, host, host_address, guest, guest_bot, seat_key, "
+                    "created_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, "
+                    f"{NOW}) RETURNING seq",
+                    (scope, sp.match_id, sp.pair[0], sp.pair[1], sp.deal, sp.order, sp.seed,
+                     p.host, p.host_address, p.guest, p.guest_bot, p.seat_key)).fetchone()
+                out.append(dataclasses.replace(p, seq=int(row[0]) if row else 0))
+            return out
+
+        return self._run(go)
+
+    def pairings_since(self, scope: str, frontend: str, seq: int) -> list[Pairing]:
+        rows = self._run(lambda db: db.execute(
+            "SELECT match_id, bot_a, bot_b, deal, seat_order, seed, host, host_address, guest, "
+            "guest_bot, seat_key, seq FROM ladder_pairings WHERE scope = %(scope)s AND "
+            "seq > %(seq)s AND (%(fe)s = '' OR host = %(fe)s OR guest = %(fe)s) ORDER BY seq",
+            {"scope": scope, "seq": seq, "fe": frontend}).fetchall(), write=False)
+        return [Pairing(MatchSpec(r[0], (r[1], r[2]), int(r[3]), int(r[4]), r[5]), r[6], r[7],
+                        r[8], r[9], r[10], int(r[11])) for r in rows]
+
+    def last_pairing(self, scope: str) -> int:
+        row = self._run(lambda db: db.execute(
+            "SELECT MAX(seq) FROM ladder_pairings WHERE scope = %s", (scope,)).fetchone(),
+            write=False)
+        return int(row[0] or 0) if row else 0
+
+    def meetings(self, scope: str) -> dict[tuple[str, str], int]:
+        rows = self._run(lambda db: db.execute(
+            "SELECT a, b, MAX(k) FROM ("
+            "SELECT CASE WHEN seat_order = 0 THEN bot0 ELSE bot1 END AS a, "
+            "CASE WHEN seat_order = 0 THEN bot1 ELSE bot0 END AS b, "
+            "2 * deal + seat_order + 1 AS k FROM matches WHERE scope = %(scope)s "
+            "UNION ALL SELECT bot_a, bot_b, 2 * deal + seat_order + 1 FROM ladder_pairings "
+            "WHERE scope = %(scope)s) AS m GROUP BY a, b", {"scope": scope}).fetchall(),
+            write=False)
+        return {(str(r[0]), str(r[1])): int(r[2]) for r in rows}
 
 
 _MATCH_COLUMNS = ("match_id, bot0, bot1, deal, seat_order, seed, winner, termination, blamed, "

@@ -113,7 +113,8 @@ def test_a_schema_2_database_gains_the_bot_error_columns(tmp_path: Path) -> None
 
 def as_schema_3(db: sqlite3.Connection) -> None:
     """Take out what schema 4 added (the queue, verdicts, coordinators)."""
-    db.execute("DROP TABLE queue")
+    for table in ("queue", "ladder_waiting", "ladder_pairings"):
+        db.execute(f"DROP TABLE {table}")
     for table, column in (("scopes", "verdict"), ("scopes", "coordinator"),
                           ("scopes", "coordinator_until"), ("matches", "after_verdict")):
         db.execute(f"ALTER TABLE {table} DROP COLUMN {column}")

@@ -309,3 +309,61 @@ def test_workers_on_many_connections_never_get_the_same_match(open_store: OpenSt
     claimed = [m for ids in got.values() for m in ids]
     assert sorted(claimed) == [s.match_id for s in specs(n)]  # each exactly once
     assert len(setup.matches("t")) == n and setup.queue_counts("t").done == n
+
+
+def test_a_gone_workers_claims_are_reclaimed_and_a_gone_coordinator_replaced(
+        open_store: OpenStore) -> None:
+    store = open_store()
+    store.open_scope("t", "tournament", "t", "{}")
+    store.enqueue("t", specs(3))
+    store.claim("dead", lease_s=300, limit=2)
+    store.claim("alive", lease_s=300, limit=1)
+    assert store.holders("t") == ["alive", "dead"]
+    assert store.reclaim("t", "dead") == 2  # no need to wait 300 s for its leases
+    assert store.holders("t") == ["alive"]
+    assert [c.spec.match_id for c in store.claim("next", lease_s=30, limit=5)] == [
+        "m000", "m001"]
+    assert store.take_coordinator("t", "old", 300) == ""
+    assert store.take_coordinator("t", "new", 300) == "old"
+    assert store.take_coordinator("t", "new", 300, replacing="someone-else") == "old"
+    assert store.take_coordinator("t", "new", 300, replacing="old") == ""
+
+
+def test_stopping_marks_what_was_recorded_after_the_deciding_match(
+        open_store: OpenStore) -> None:
+    store = open_store()
+    store.open_scope("t", "tournament", "t", "{}")
+    for spec in specs(4):
+        store.record("t", spec, result_for(spec))
+    deciding = store.matches("t")[1]
+    store.stop_scope("t", "accept_h0", deciding.seq)
+    assert [m.after_verdict for m in store.matches("t")] == [False, False, True, True]
+
+
+def test_front_ends_publish_their_lobbies_and_read_the_pairings_made_for_them(
+        open_store: OpenStore) -> None:
+    from arena.store.base import Pairing
+
+    store = open_store()
+    store.open_scope("ladder", "ladder", "ladder", "{}")
+    store.set_waiting("ladder", "fe1", "h1:1", 5, 0, {"a": 2, "b": 1})
+    store.set_waiting("ladder", "fe2", "h2:2", 0, 0, {})
+    store.set_waiting("ladder", "fe1", "h1:1", 4, 0, {"a": 1})  # replaces fe1's rows
+    rows = store.waiting("ladder", fresh_s=10)
+    assert [(w.frontend, w.bot, w.sessions, w.free) for w in rows] == [
+        ("fe1", "a", 1, 4), ("fe2", "", 0, 0)]
+    assert all(0 <= w.age_s < 5 for w in rows)
+    time.sleep(0.3)
+    assert store.waiting("ladder", fresh_s=0.1) == []  # nobody published since: gone
+    assert store.last_pairing("ladder") == 0
+    one = MatchSpec("x1", ("a", "b"), 0, 0, "s")
+    two = MatchSpec("x2", ("a", "b"), 0, 1, "s")
+    made = store.add_pairings("ladder", [Pairing(one, "fe1", "h1:1", "fe2", "b", "k1"),
+                                         Pairing(two, "fe2", "h2:2", "fe2", "b", "k2")])
+    assert [p.seq for p in made] == sorted(p.seq for p in made) and made[0].seq > 0
+    assert store.last_pairing("ladder") == made[1].seq
+    assert store.pairings_since("ladder", "fe1", 0) == [made[0]]
+    assert store.pairings_since("ladder", "fe2", 0) == made
+    assert store.pairings_since("ladder", "fe2", made[0].seq) == [made[1]]
+    assert store.pairings_since("ladder", "", 0) == made
+    assert store.meetings("ladder") == {("a", "b"): 2}
