@@ -342,7 +342,9 @@ def run(bot: Bot, address: str, *, token: str = "", resume: str = "", matches: i
                 continue
             busy_since, busy_tries = None, 0
             if isinstance(finished, pb.Redirect):
-                finished = _follow(bot, finished, token, tls=tls, tls_ca=tls_ca)
+                if not _follow(bot, finished, token, tls=tls, tls_ca=tls_ca):
+                    continue  # no match there after all: wait at this arena again
+                finished = True
             if finished:
                 played += 1
                 resume = ""

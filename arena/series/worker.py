@@ -252,6 +252,8 @@ async def serve(store: Store, *, scopes: Sequence[str] | None, slots: int, worke
                 skipped.add(scope)
                 continue
             if plan.has_remote:  # its bots connect to the coordinator's own worker
+                log.warning("scope_skipped", scope=scope, detail="it has remote bots, which "
+                            "connect to its coordinator's own worker: only that one plays it")
                 skipped.add(scope)
                 continue
             where = replays or (Path(plan.replays) if plan.replays else None)
@@ -280,10 +282,18 @@ def main(argv: list[str] | None = None) -> int:
                     help="keep waiting for new work instead of exiting when none is left")
     args = ap.parse_args(argv)
     from arena.logs import configure
-    from arena.store import open_store
+    from arena.store import is_url, open_store
 
     configure(json=False, level="warning")
-    store = open_store(args.db)
+    if not is_url(args.db) and not Path(args.db).is_file():  # a typo: never make a new one
+        print(f"arena worker: error: --db {args.db}: no such database (a worker plays what "
+              "a tournament queued in an existing one)", file=sys.stderr)
+        return 2
+    try:
+        store = open_store(args.db)
+    except StoreError as e:  # foreign, newer, locked: one line
+        print(f"arena worker: error: {e}", file=sys.stderr)
+        return 2
 
     async def run() -> WorkerStats:
         async with trio.open_nursery() as nursery:

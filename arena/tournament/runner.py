@@ -170,10 +170,11 @@ def run_tournament(cfg: TournamentConfig, store: Store | None = None, *, progres
         cfg, source = resolve_seed(cfg, db)
         plan = plan_of(cfg)
         config = {**cfg.to_dict(), "plan": plan.to_dict()}
+        bots = _check_same_bots(cfg, db)  # before the plan workers read is replaced
         secret = db.open_scope(cfg.scope, "tournament", cfg.name,
                                json.dumps(config, sort_keys=True), cfg.secret)
         db.add_bots((b.name, b.spec) for b in cfg.bots)
-        _check_same_bots(cfg, db)
+        db.set_scope_bots(cfg.scope, bots)
         schedule = list(tournament_schedule(cfg, secret))
         done = db.finished_ids(cfg.scope)
         summary = RunSummary(cfg.scope, cfg.seed, source, scheduled=len(schedule),
@@ -246,9 +247,10 @@ def resolve_seed(cfg: TournamentConfig, store: Store) -> tuple[TournamentConfig,
     return dataclasses.replace(cfg, seed=new_seed()), "new"
 
 
-def _check_same_bots(cfg: TournamentConfig, store: Store) -> None:
+def _check_same_bots(cfg: TournamentConfig, store: Store) -> list[tuple[str, str, str]]:
     """``ConfigError`` if a bot with matches in this tournament is not the bot that played
-    them (another spec, or its main file changed); else record what each bot is now."""
+    them (another spec, or its main file changed); else what each bot is now (bot, spec,
+    fingerprint), to record."""
     scope = cfg.scope
     before = store.scope_bots(scope)
     now = {b.name: (b.spec, spec_fingerprint(b.spec)) for b in cfg.bots}
@@ -263,7 +265,7 @@ def _check_same_bots(cfg: TournamentConfig, store: Store) -> None:
                     f"bot {name!r} is not the bot that played this tournament's matches "
                     f"({what} changed since): give the tournament a new --name (or seed) to "
                     f"start afresh, or restore the bot to resume")
-    store.set_scope_bots(scope, [(n, s, f) for n, (s, f) in now.items()])
+    return [(n, s, f) for n, (s, f) in now.items()]
 
 
 def _check_specs(cfg: TournamentConfig) -> None:
