@@ -178,7 +178,7 @@ async def _worker_process(db: str, scope: str, slots: int, replays: Path | None,
     stop (SIGTERM: it releases what it plays and commits what finished), then killed after
     10 s."""
     args = ["--db", db, "--scope", scope, "--slots", str(slots), "--lease-s", str(lease_s),
-            "--worker-id", name, "--quiet"]
+            "--quiet"]  # its id names its own process, so a rerun can tell it is gone
     if replays is not None:
         args += ["--replays", str(replays)]
     env = dict(os.environ)

@@ -10,12 +10,16 @@ bots is played there only, and the tokens never reach the store.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from arena.match.messages import TimeControl
 from arena.rules import RulesConfig
+
+NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,63}$")
+"""A bot's name: it names files (logs) and appears in every table."""
 
 
 class PlanError(ValueError):
@@ -69,6 +73,12 @@ class Plan:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Plan:
         """``PlanError`` naming what is wrong."""
+        bots = data.get("bots") if isinstance(data, Mapping) else None
+        for b in bots if isinstance(bots, list) else []:
+            name = b.get("name") if isinstance(b, Mapping) else None
+            if not isinstance(name, str) or not NAME_RE.match(name):
+                raise PlanError(f"the scope's stored plan names a bot {name!r}: letters, "
+                                "digits and _.+- only")
         try:
             return cls(
                 rules=RulesConfig.from_spec(data["rules"]),
@@ -83,4 +93,4 @@ class Plan:
             raise PlanError(f"the scope's stored plan is not readable: {e!r}") from None
 
 
-__all__ = ["Entrant", "Plan", "PlanError"]
+__all__ = ["NAME_RE", "Entrant", "Plan", "PlanError"]

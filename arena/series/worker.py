@@ -230,6 +230,17 @@ def stored_plan(store: Store, scope: str) -> Plan:
     return Plan.from_dict(data)
 
 
+def changed_bots(store: Store, scope: str, plan: Plan) -> list[str]:
+    """The plan's bots whose spec, on this host, is not what the scope recorded when it
+    was started (another file at that path, or none): a worker must not play them."""
+    from arena.processes import spec_fingerprint
+
+    recorded = store.scope_bots(scope)
+    return [b.name for b in plan.bots
+            if b.spec and b.name in recorded and recorded[b.name][1]
+            and spec_fingerprint(b.spec) != recorded[b.name][1]]
+
+
 async def serve(store: Store, *, scopes: Sequence[str] | None, slots: int, worker: str,
                 replays: Path | None, lease_s: float = LEASE_S, until_idle: bool = True
                 ) -> WorkerStats:
@@ -254,6 +265,13 @@ async def serve(store: Store, *, scopes: Sequence[str] | None, slots: int, worke
             if plan.has_remote:  # its bots connect to the coordinator's own worker
                 log.warning("scope_skipped", scope=scope, detail="it has remote bots, which "
                             "connect to its coordinator's own worker: only that one plays it")
+                skipped.add(scope)
+                continue
+            differ: list[str] = await _retrying(partial(changed_bots, store, scope, plan))
+            if differ:  # not the bots the tournament was started with
+                log.warning("scope_skipped", scope=scope, detail=f"bot {differ[0]!r} here is "
+                            "not the one its tournament registered (its file is missing here "
+                            "or its code differs): this worker does not play it")
                 skipped.add(scope)
                 continue
             where = replays or (Path(plan.replays) if plan.replays else None)

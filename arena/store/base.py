@@ -271,7 +271,8 @@ class Store(Protocol):
     def release(self, worker: str, held: Sequence[tuple[str, str]], *,
                 skip: bool = False) -> None:
         """Give back claims not played: queued again at once (a worker stopping), or with
-        ``skip``, set aside until the series is queued again (neither bot came)."""
+        ``skip``, set aside until the series is queued again (neither bot came); of a
+        stopped scope, cancelled."""
 
     def claimable_scopes(self) -> list[str]:
         """Scopes with a match a worker could claim now (queued, or its lease ran out),
@@ -286,7 +287,8 @@ class Store(Protocol):
         Returns how many."""
 
     def queue_counts(self, scope: str) -> QueueCounts:
-        """How ``scope``'s scheduled matches stand."""
+        """How ``scope``'s scheduled matches stand. Of a stopped scope, what can never be
+        claimed again (queued, or a claim whose lease ran out) counts as cancelled."""
 
     def stop_scope(self, scope: str, verdict: str, after_seq: int = -1) -> None:
         """Stop ``scope``: its queued matches are cancelled and no more are claimed;
@@ -316,8 +318,18 @@ class Store(Protocol):
     def waiting(self, scope: str, fresh_s: float) -> list[Waiting]:
         """What every front end published within ``fresh_s`` (older: it is gone)."""
 
-    def add_pairings(self, scope: str, pairings: Sequence[Pairing]) -> list[Pairing]:
-        """Store new pairings; returns them with their numbers."""
+    def add_pairings(self, scope: str, pairings: Sequence[Pairing], leader: str
+                     ) -> list[Pairing]:
+        """Store new pairings made by ``leader``, in the transaction that checks it still
+        holds the scope's coordinator lease (else nothing is stored: []); returns them with
+        their numbers."""
+
+    def mark_pairing(self, scope: str, seq: int, state: str) -> None:
+        """Note what the guest front end did with pairing ``seq``: "redirected" (its bot
+        was sent to the host) or "void" (its bot no longer waited)."""
+
+    def pairing_state(self, scope: str, seq: int) -> str:
+        """What ``mark_pairing`` noted ("" : nothing yet)."""
 
     def pairings_since(self, scope: str, frontend: str, seq: int) -> list[Pairing]:
         """The pairings numbered after ``seq`` that ``frontend`` hosts or is guest of

@@ -209,7 +209,8 @@ CREATE TABLE IF NOT EXISTS ladder_pairings (
     guest TEXT NOT NULL,
     guest_bot TEXT NOT NULL,
     seat_key TEXT NOT NULL,
-    created_at DOUBLE PRECISION NOT NULL
+    created_at DOUBLE PRECISION NOT NULL,
+    state TEXT NOT NULL DEFAULT ''   -- the guest front end's: redirected, void
 );
 CREATE INDEX IF NOT EXISTS ladder_pairings_by_scope ON ladder_pairings (scope, seq);
 """
@@ -701,9 +702,10 @@ class PostgresStore:
         if not keys:
             return
         self._run(lambda db: db.execute(
-            "UPDATE queue q SET state = %s, worker = '', lease_until = 0 "
-            "FROM unnest(%s::text[], %s::text[]) AS h(scope, match_id) "
-            "WHERE q.scope = h.scope AND q.match_id = h.match_id "
+            "UPDATE queue q SET state = CASE WHEN s.verdict <> '' THEN 'cancelled' ELSE %s "
+            "END, worker = '', lease_until = 0 "
+            "FROM unnest(%s::text[], %s::text[]) AS h(scope, match_id), scopes s "
+            "WHERE q.scope = h.scope AND q.match_id = h.match_id AND s.scope = q.scope "
             "AND q.state = 'claimed' AND q.worker = %s",
             ("skipped" if skip else "queued", [k[0] for k in keys], [k[1] for k in keys],
              worker)))
@@ -729,9 +731,11 @@ class PostgresStore:
 
     def queue_counts(self, scope: str) -> QueueCounts:
         rows = self._run(lambda db: db.execute(
-            f"SELECT CASE WHEN state = 'claimed' AND lease_until < {NOW} THEN 'expired' "
-            "ELSE state END, COUNT(*) FROM queue WHERE scope = %s GROUP BY 1",
-            (scope,)).fetchall(), write=False)
+            f"SELECT CASE WHEN q.state = 'claimed' AND q.lease_until < {NOW} THEN "
+            "(CASE WHEN s.verdict <> '' THEN 'cancelled' ELSE 'expired' END) "
+            "WHEN q.state = 'queued' AND s.verdict <> '' THEN 'cancelled' ELSE q.state END, "
+            "COUNT(*) FROM queue q JOIN scopes s ON s.scope = q.scope WHERE q.scope = %s "
+            "GROUP BY 1", (scope,)).fetchall(), write=False)
         return QueueCounts(**{str(r[0]): int(r[1]) for r in rows})
 
     def stop_scope(self, scope: str, verdict: str, after_seq: int = -1) -> None:
@@ -797,9 +801,15 @@ class PostgresStore:
         return [Waiting(r[0], r[1], r[2], int(r[3]), int(r[4]), int(r[5]), float(r[6]))
                 for r in rows]
 
-    def add_pairings(self, scope: str, pairings: Sequence[Pairing]) -> list[Pairing]:
+    def add_pairings(self, scope: str, pairings: Sequence[Pairing], leader: str
+                     ) -> list[Pairing]:
         def go(db: psycopg.Connection[tuple[Any, ...]]) -> list[Pairing]:
-            out = []
+            out: list[Pairing] = []
+            holds = db.execute(
+                f"SELECT 1 FROM scopes WHERE scope = %s AND coordinator = %s AND "
+                f"coordinator_until >= {NOW} FOR SHARE", (scope, leader)).fetchone()
+            if holds is None:
+                return out
             for p in pairings:
                 sp = p.spec
                 row = db.execute(
@@ -822,6 +832,17 @@ class PostgresStore:
             {"scope": scope, "seq": seq, "fe": frontend}).fetchall(), write=False)
         return [Pairing(MatchSpec(r[0], (r[1], r[2]), int(r[3]), int(r[4]), r[5]), r[6], r[7],
                         r[8], r[9], r[10], int(r[11])) for r in rows]
+
+    def mark_pairing(self, scope: str, seq: int, state: str) -> None:
+        self._run(lambda db: db.execute(
+            "UPDATE ladder_pairings SET state = %s WHERE scope = %s AND seq = %s",
+            (state, scope, seq)))
+
+    def pairing_state(self, scope: str, seq: int) -> str:
+        row = self._run(lambda db: db.execute(
+            "SELECT state FROM ladder_pairings WHERE scope = %s AND seq = %s",
+            (scope, seq)).fetchone(), write=False)
+        return "" if row is None else str(row[0])
 
     def last_pairing(self, scope: str) -> int:
         row = self._run(lambda db: db.execute(

@@ -218,7 +218,8 @@ CREATE TABLE ladder_pairings (
     guest TEXT NOT NULL,
     guest_bot TEXT NOT NULL,
     seat_key TEXT NOT NULL,
-    created_at REAL NOT NULL
+    created_at REAL NOT NULL,
+    state TEXT NOT NULL DEFAULT ''   -- the guest front end's: redirected, void
 );
 CREATE INDEX ladder_pairings_by_scope ON ladder_pairings(scope, seq);
 """
@@ -632,9 +633,10 @@ class SqliteStore:
                 skip: bool = False) -> None:
         state = "skipped" if skip else "queued"
         self._atomic(lambda db: db.executemany(
-            "UPDATE queue SET state = ?, worker = '', lease_until = 0 "
-            "WHERE scope = ? AND match_id = ? AND state = 'claimed' AND worker = ?",
-            [(state, scope, match_id, worker) for scope, match_id in held]))
+            "UPDATE queue SET state = CASE WHEN (SELECT verdict FROM scopes s WHERE "
+            "s.scope = queue.scope) <> '' THEN 'cancelled' ELSE ? END, worker = '', "
+            "lease_until = 0 WHERE scope = ? AND match_id = ? AND state = 'claimed' AND "
+            "worker = ?", [(state, scope, match_id, worker) for scope, match_id in held]))
 
     def claimable_scopes(self) -> list[str]:
         now = time.time()
@@ -658,9 +660,11 @@ class SqliteStore:
     def queue_counts(self, scope: str) -> QueueCounts:
         now = time.time()
         rows = self._run(lambda db: db.execute(
-            "SELECT CASE WHEN state = 'claimed' AND lease_until < ? THEN 'expired' "
-            "ELSE state END, COUNT(*) FROM queue WHERE scope = ? GROUP BY 1",
-            (now, scope)).fetchall())
+            "SELECT CASE WHEN state = 'claimed' AND lease_until < ?1 THEN "
+            "(CASE WHEN s.verdict <> '' THEN 'cancelled' ELSE 'expired' END) "
+            "WHEN state = 'queued' AND s.verdict <> '' THEN 'cancelled' ELSE state END, "
+            "COUNT(*) FROM queue q JOIN scopes s ON s.scope = q.scope WHERE q.scope = ?2 "
+            "GROUP BY 1", (now, scope)).fetchall())
         return QueueCounts(**{str(r[0]): int(r[1]) for r in rows})
 
     def stop_scope(self, scope: str, verdict: str, after_seq: int = -1) -> None:
@@ -727,10 +731,15 @@ class SqliteStore:
             (scope, now - fresh_s)).fetchall())
         return [Waiting(r[0], r[1], r[2], r[3], r[4], r[5], now - r[6]) for r in rows]
 
-    def add_pairings(self, scope: str, pairings: Sequence[Pairing]) -> list[Pairing]:
+    def add_pairings(self, scope: str, pairings: Sequence[Pairing], leader: str
+                     ) -> list[Pairing]:
         def go(db: sqlite3.Connection) -> list[Pairing]:
-            out = []
+            out: list[Pairing] = []
             now = time.time()
+            holds = db.execute("SELECT 1 FROM scopes WHERE scope = ? AND coordinator = ? "
+                               "AND coordinator_until >= ?", (scope, leader, now)).fetchone()
+            if holds is None:
+                return out
             for p in pairings:
                 s = p.spec
                 cursor = db.execute(
@@ -752,6 +761,17 @@ class SqliteStore:
             (scope, seq, frontend)).fetchall())
         return [Pairing(MatchSpec(r[0], (r[1], r[2]), r[3], r[4], r[5]), r[6], r[7], r[8], r[9],
                         r[10], r[11]) for r in rows]
+
+    def mark_pairing(self, scope: str, seq: int, state: str) -> None:
+        self._atomic(lambda db: db.execute(
+            "UPDATE ladder_pairings SET state = ? WHERE scope = ? AND seq = ?",
+            (state, scope, seq)))
+
+    def pairing_state(self, scope: str, seq: int) -> str:
+        row = self._run(lambda db: db.execute(
+            "SELECT state FROM ladder_pairings WHERE scope = ? AND seq = ?",
+            (scope, seq)).fetchone())
+        return "" if row is None else str(row[0])
 
     def last_pairing(self, scope: str) -> int:
         row = self._run(lambda db: db.execute(

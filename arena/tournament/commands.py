@@ -270,6 +270,10 @@ def ladder(db: str, *, host: str, port: int, options: Any, tls_cert: Path | None
         except OSError as e:
             raise CommandError(f"TLS: {e.filename}: {e.strerror}") from None
     log = structlog.get_logger("arena.ladder")
+    if host.strip("[]") in ("0.0.0.0", "::") and not options.public_address:
+        print("arena: warning: listening on every interface without --public-address: other "
+              "front ends of this ladder cannot send bots here (pairs across front ends are "
+              "hosted elsewhere)", file=sys.stderr)
     store = open_db(db, existing=False)
     try:
         try:

@@ -26,6 +26,7 @@ from arena.botspec import entrant_names
 from arena.match.messages import TimeControl
 from arena.rules import RuleError, RulesConfig
 from arena.series.coordinator import default_workers
+from arena.series.plan import NAME_RE
 from arena.store import is_url
 
 
@@ -46,7 +47,6 @@ class Mode(StrEnum):
 
 E = TypeVar("E", bound=StrEnum)
 
-NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,63}$")
 SECRET_RE = re.compile(r"^[0-9a-f]{32,128}$")
 
 
@@ -157,6 +157,10 @@ class TournamentConfig:
             remote = [b.name for b in self.bots if b.is_remote]
             if remote:
                 raise ConfigError(f"mode in_process cannot have remote bot {remote[0]!r}")
+        remote = [b.name for b in self.bots if b.is_remote]
+        if remote and self.workers == 0:
+            raise ConfigError(f"workers = 0 cannot play remote bot {remote[0]!r}: remote bots "
+                              "connect to this machine's one worker, on host:port")
 
     @property
     def local_workers(self) -> int:

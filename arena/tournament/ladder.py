@@ -24,6 +24,7 @@ refused in one line (``LadderError``); ``--season NAME`` starts a new rating sco
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections import Counter
 from collections.abc import Mapping
@@ -42,12 +43,12 @@ from arena.match.spec import MatchSpec
 from arena.protocol import pb
 from arena.rules import RulesConfig
 from arena.series.commit import Committer, Finished
+from arena.series.plan import NAME_RE
 from arena.series.ratings import LiveRatings
 from arena.series.worker import worker_id
 from arena.server.arena import DEFAULT_MAX_LAG_MS, Arena, GrpcSeat, ProtocolError
 from arena.server.bridge import StreamLimits, format_address
 from arena.store.base import Pairing, Store, StoreBusy
-from arena.tournament.config import NAME_RE
 from arena.tournament.matchmaker import Matchmaker
 from arena.tournament.registry import hash_token
 from arena.tournament.report import leaderboard_rows
@@ -248,10 +249,12 @@ class Ladder:
             if seat is None:
                 log.info("pairing_void", match_id=p.spec.match_id, detail=f"{p.guest_bot} "
                          "no longer waits here")
+                nursery.start_soon(self._mark, p, "void")  # the host stops waiting at once
                 return
             seat.redirect(p.host_address, p.seat_key, SEAT_KEPT_S)
             log.info("redirected", bot=p.guest_bot, to=p.host_address,
                      match_id=p.spec.match_id)
+            nursery.start_soon(self._mark, p, "redirected")
             return
         local = [b for b in p.spec.pair if p.guest == self.frontend or b != p.guest_bot]
         seats: dict[str, GrpcSeat] = {}
@@ -269,23 +272,69 @@ class Ladder:
             return
         nursery.start_soon(self._host, p, seats)
 
+    async def _mark(self, p: Pairing, state: str) -> None:
+        with contextlib.suppress(StoreBusy):  # the host then waits, and forfeits nobody
+            await trio.to_thread.run_sync(self.store.mark_pairing, self.scope, p.seq, state)
+
     async def _host(self, p: Pairing, seats: dict[str, GrpcSeat]) -> None:
         """Play pairing ``p`` with the seats taken here, after waiting for the redirected
-        bot when it comes from another front end."""
+        bot when it comes from another front end: it forfeits if its front end sent it and
+        it did not come; the pairing is void if its front end no longer had it."""
         try:
             if len(seats) == 1:
-                guest = await self.arena.expect(p.seat_key, p.guest_bot, SEAT_KEPT_S,
-                                                self.options.rules.runs_only)
+                guest = await self._guest(p)
                 if guest is None:
                     for seat in seats.values():
                         self.arena.put_back(seat)
-                    log.info("pairing_void", match_id=p.spec.match_id,
-                             detail=f"{p.guest_bot} did not come from its front end")
+                    if await self._state(p) == "redirected":
+                        self._no_show(p)
+                    else:
+                        log.info("pairing_void", match_id=p.spec.match_id,
+                                 detail=f"{p.guest_bot} was not sent here")
                     return
                 seats[p.guest_bot] = guest
             await self._play(p.spec, (seats[p.spec.seats[0]], seats[p.spec.seats[1]]))
         finally:
             self.arena.admission.release()
+
+    async def _guest(self, p: Pairing) -> GrpcSeat | None:
+        """The redirected bot's seat, once it comes (None: it did not within
+        ``SEAT_KEPT_S``, or its front end says it was not sent)."""
+        got: list[GrpcSeat | None] = [None]
+        async with trio.open_nursery() as nursery:
+            async def arrive() -> None:
+                got[0] = await self.arena.expect(p.seat_key, p.guest_bot, SEAT_KEPT_S,
+                                                 self.options.rules.runs_only)
+                nursery.cancel_scope.cancel()
+
+            async def void() -> None:  # its front end no longer had it: stop waiting
+                while await self._state(p) != "void":
+                    await trio.sleep(BOARD_S)
+                nursery.cancel_scope.cancel()
+
+            nursery.start_soon(arrive)
+            nursery.start_soon(void)
+        return got[0]
+
+    async def _state(self, p: Pairing) -> str:
+        try:
+            return await trio.to_thread.run_sync(self.store.pairing_state, self.scope, p.seq)
+        except StoreBusy:
+            return ""
+
+    def _no_show(self, p: Pairing) -> None:
+        """The guest was sent here and did not come: it forfeits (as in a tournament), so
+        ignoring redirects costs the bot that ignores them, not the one that waited."""
+        spec = p.spec
+        driver = MatchDriver(spec.match_id, self.options.rules, spec.seats, seed=spec.seed,
+                             time_control=self.options.time_control,
+                             meta={"deal": spec.deal, "seat_order": spec.order})
+        seat = spec.seats.index(p.guest_bot)
+        result = driver.forfeit(seat, Termination.NO_SHOW,
+                                f"{p.guest_bot} was sent here and did not come within "
+                                f"{SEAT_KEPT_S:g} s")
+        log.info("no_show", match_id=spec.match_id, bot=p.guest_bot)
+        self.record(spec, result, driver.record)
 
     async def _play(self, spec: MatchSpec, seats: tuple[GrpcSeat, GrpcSeat]) -> None:
         driver = MatchDriver(spec.match_id, self.options.rules, spec.seats, seed=spec.seed,
@@ -310,7 +359,8 @@ class Ladder:
                record: list[dict[str, Any]] | None = None) -> bool:
         """Hand a finished match to the committer (written with its rating update, in
         order, off the match loop); False for a match that is not recorded."""
-        if result.termination in (Termination.SHUTDOWN, Termination.NO_SHOW):
+        if result.termination is Termination.SHUTDOWN or (
+                result.termination is Termination.NO_SHOW and result.winner is None):
             return False
         self.committer.submit(spec, result, record)
         return True

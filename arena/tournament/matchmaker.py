@@ -92,6 +92,13 @@ def spec_for(scope: str, secret: str, seed: str, a: str, b: str, meeting: int) -
                      order, keyed(secret, "deal", seed, *pair, deal)[:32])
 
 
+def routable(address: str) -> bool:
+    """False for an address a bot cannot dial (a front end listening on every interface
+    that was not given a public address)."""
+    host = address.rpartition(":")[0].strip("[]")
+    return host not in ("0.0.0.0", "::", "")
+
+
 def plan_pairings(rows: Sequence[Waiting], unseen: Sequence[Pairing],
                   ratings: Mapping[str, Rating], recent: Mapping[str, Sequence[str]],
                   rng: random.Random, next_spec: Callable[[str, str], MatchSpec]
@@ -131,7 +138,8 @@ def plan_pairings(rows: Sequence[Waiting], unseen: Sequence[Pairing],
         else:
             options = [(fe, a.bot, b.bot, where_b) for fe in where_a] + \
                       [(fe, b.bot, a.bot, where_a) for fe in where_b]
-            options = [o for o in options if free.get(o[0], 0) > 0 and o[3]]
+            options = [o for o in options if free.get(o[0], 0) > 0 and o[3]
+                       and routable(address[o[0]])]
             if not options:
                 continue
             host, host_bot, guest_bot, guests = max(options, key=lambda o: free[o[0]])
@@ -208,7 +216,11 @@ class Matchmaker:
         ratings = await run(store.ratings, self.scope)
         made = plan_pairings(rows, unseen, ratings, self.recent, self._rng, self._next_spec)
         if made:
-            made = await run(store.add_pairings, self.scope, made)
+            stored = await run(store.add_pairings, self.scope, made, self.frontend)
+            if not stored:  # another front end took the lease meanwhile: it pairs now
+                self.is_leader = False
+                return []
+            made = stored
             for p in made:
                 a, b = p.spec.pair
                 self.recent[a].append(b)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import hashlib
 import secrets
 
+from arena.series.plan import NAME_RE
 from arena.store.base import Store, StoreError
-from arena.tournament.config import NAME_RE
 
 MIN_TOKEN = 16
 

@@ -124,10 +124,11 @@ class _Follower:
         for row in rows:
             if row.match_id in self.seen:
                 continue
+            decided = self.tracker is not None and self.tracker.status != "running"
             self.seen.add(row.match_id)
             s.played += 1
             s.voided += row.voided
-            s.after_verdict += row.after_verdict
+            s.after_verdict += row.after_verdict or decided  # stopping marks it in the store
             s.hands += row.hands
             if row.blamed is not None:
                 bot = row.bots[row.blamed]

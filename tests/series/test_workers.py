@@ -253,3 +253,33 @@ def test_a_worker_that_loses_its_database_keeps_its_results_and_commits_them_lat
         assert sum(r.games for r in store.ratings("lost").values()) == 2 * len(specs)
     finally:
         store.close()
+
+
+def test_a_worker_does_not_play_a_tournament_whose_bot_differs_here(tmp_path: Path) -> None:
+    """The tournament recorded each bot's fingerprint (its spec and main file) when it
+    started; a worker whose copy differs (or is missing) leaves it alone and says so."""
+    mine = tmp_path / "mine.py"
+    mine.write_text("from tests.tournament.bots import Greedy\n\n\nclass Mine(Greedy):\n"
+                    "    name = 'mine'\n")
+    db = str(tmp_path / "s.sqlite")
+    store = SqliteStore(db)
+    plan = Plan(rules=preset("standard"), time_control=TimeControl(decision_ms=5000),
+                bots=(Entrant("greedy", f"{BOTS}:Greedy"), Entrant("mine", f"{mine}:Mine")),
+                in_process=True)
+    from arena.processes import spec_fingerprint
+
+    try:
+        store.open_scope("fp", "tournament", "fp", json.dumps({"plan": plan.to_dict()}),
+                         SECRET)
+        store.set_scope_bots("fp", [(b.name, b.spec, spec_fingerprint(b.spec))
+                                    for b in plan.bots])
+        store.enqueue("fp", list(schedule([("greedy", "mine")], 1, seed="f", secret=SECRET,
+                                          scope="fp")))
+        mine.write_text(mine.read_text() + "\n# changed on this host\n")
+        w = worker(db, "w:1:x", "--scope", "fp")
+        _, err = w.communicate(timeout=60)
+        assert w.returncode == 0, err
+        assert "bot 'mine' here is not the one its tournament registered" in err
+        assert store.finished_ids("fp") == set() and store.queue_counts("fp").queued == 2
+    finally:
+        store.close()

@@ -358,8 +358,11 @@ def test_front_ends_publish_their_lobbies_and_read_the_pairings_made_for_them(
     assert store.last_pairing("ladder") == 0
     one = MatchSpec("x1", ("a", "b"), 0, 0, "s")
     two = MatchSpec("x2", ("a", "b"), 0, 1, "s")
-    made = store.add_pairings("ladder", [Pairing(one, "fe1", "h1:1", "fe2", "b", "k1"),
-                                         Pairing(two, "fe2", "h2:2", "fe2", "b", "k2")])
+    both = [Pairing(one, "fe1", "h1:1", "fe2", "b", "k1"),
+            Pairing(two, "fe2", "h2:2", "fe2", "b", "k2")]
+    assert store.add_pairings("ladder", both, "fe1") == []  # fe1 does not lead: not stored
+    assert store.take_coordinator("ladder", "fe1", 30) == ""
+    made = store.add_pairings("ladder", both, "fe1")
     assert [p.seq for p in made] == sorted(p.seq for p in made) and made[0].seq > 0
     assert store.last_pairing("ladder") == made[1].seq
     assert store.pairings_since("ladder", "fe1", 0) == [made[0]]
@@ -367,3 +370,6 @@ def test_front_ends_publish_their_lobbies_and_read_the_pairings_made_for_them(
     assert store.pairings_since("ladder", "fe2", made[0].seq) == [made[1]]
     assert store.pairings_since("ladder", "", 0) == made
     assert store.meetings("ladder") == {("a", "b"): 2}
+    assert store.pairing_state("ladder", made[0].seq) == ""
+    store.mark_pairing("ladder", made[0].seq, "redirected")
+    assert store.pairing_state("ladder", made[0].seq) == "redirected"
