@@ -5,7 +5,7 @@ A spec is a sample bot's name (``random``, ``greedy``, ``strong``), a Python cla
 else a command line to run. A Python spec is checked by reading its source (the file
 exists and parses, the class is defined in it) rather than importing it: only
 ``load_bot_class``, for trusted in-process play, runs a bot's code in this process.
-A launched Python bot is started as ``python -m sdk.launch TARGET`` with the target
+A launched Python bot is started as ``python -m gin_arena_sdk.launch TARGET`` with the target
 resolved here. The host never imports the SDK: the bot's process does.
 """
 

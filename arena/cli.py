@@ -13,9 +13,10 @@ import sys
 from pathlib import Path
 from typing import Any, NoReturn
 
+from gin_arena_core.rules import RuleError, RulesConfig
+
 from arena.groups import describe, first_leaf
 from arena.match.messages import TimeControl
-from arena.rules import RuleError, RulesConfig
 
 
 class UsageError(Exception):
@@ -130,7 +131,7 @@ def _version() -> str:
     import platform
     from importlib.metadata import PackageNotFoundError, version
 
-    from arena.protocol import PROTOCOL_VERSION
+    from gin_arena_core.protocol import PROTOCOL_VERSION
 
     try:
         mine = version("gin-arena")
@@ -626,9 +627,8 @@ def _cmd_worker(args: argparse.Namespace) -> int:
 
 def _cmd_status(args: argparse.Namespace) -> int:
     import grpc
+    from gin_arena_core.protocol import pb, pb_grpc
     from google.protobuf import json_format  # type: ignore[import-untyped]
-
-    from arena.protocol import pb, pb_grpc
 
     if args.tls_ca is not None:
         try:

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import trio
+from gin_arena_core.rules import RulesConfig
 
 from arena.botspec import SpecError, entrant_names, is_python_spec
 from arena.groups import first_leaf
@@ -30,7 +31,6 @@ from arena.match.driver import new_seed
 from arena.match.messages import TimeControl
 from arena.match.spec import MatchSpec
 from arena.processes import LaunchError, check_spec
-from arena.rules import RulesConfig
 from arena.series.coordinator import SeriesError, default_workers, per_worker, run_series
 from arena.series.plan import Entrant, Plan
 from arena.series.schedule import keyed, round_robin, schedule

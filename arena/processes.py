@@ -1,7 +1,7 @@
 """Child processes the arena launches and supervises: bots (and the series' workers).
 
 A bot spec is a sample bot name, ``module:Class``, ``file.py[:Class]`` (run through
-``python -m sdk.launch``) or any command line (run as given, with ``ARENA_ADDRESS``,
+``python -m gin_arena_sdk.launch``) or any command line (run as given, with ``ARENA_ADDRESS``,
 ``ARENA_TOKEN`` and ``ARENA_NAME`` in its environment). Each process has a token of its
 own, so the arena seats exactly it. ``BotProcess.supervise`` keeps it running (restarting
 it when it exits, a few times in a row at most); ``play_seated`` plays one match between
@@ -131,18 +131,25 @@ def bot_command(spec: str, address: str, token: str, name: str) -> list[str]:
     the arena (see ``_GUARD``)."""
     if is_python_spec(spec):
         target = resolve_python(spec).target
-        return module_command("sdk.launch", target, "--address", address, "--token", token,
-                              "--name", name)
+        return module_command("gin_arena_sdk.launch", target, "--address", address,
+                              "--token", token, "--name", name)
     argv = shlex.split(spec)
     if _DIES_WITH_ARENA:
         return [sys.executable, "-c", _GUARD, str(os.getpid()), "exec", *argv]
     return argv
 
 
+def python_path(env: dict[str, str]) -> str:
+    """``PYTHONPATH`` for a child process: this checkout (the arena, and the SDK's
+    distribution in ``sdk/``) first, so it runs the same code as the arena."""
+    return os.pathsep.join(p for p in (str(ROOT), str(ROOT / "sdk"), env.get("PYTHONPATH", ""))
+                           if p)
+
+
 def bot_environment(address: str, token: str, name: str) -> dict[str, str]:
     """The environment a bot process starts with (the repository importable)."""
     env = dict(os.environ, ARENA_ADDRESS=address, ARENA_TOKEN=token, ARENA_NAME=name)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH", "")) if p)
+    env["PYTHONPATH"] = python_path(env)
     return env
 
 
@@ -152,7 +159,7 @@ class BotProcess:
     def __init__(self, bot: str, index: int, token: str, spec: str, address: str,
                  log_path: Path | None) -> None:
         self.bot, self.index, self.token = bot, index, token
-        self.is_sdk = is_python_spec(spec)  # launched through sdk.launch: sends its token
+        self.is_sdk = is_python_spec(spec)  # launched through gin_arena_sdk.launch: sends its token
         self.cmd = bot_command(spec, address, token, bot)
         self.env = bot_environment(address, token, bot)
         self.log_path = log_path
@@ -437,6 +444,7 @@ __all__ = [
     "launched",
     "module_command",
     "play_seated",
+    "python_path",
     "spec_fingerprint",
     "wait_ready",
 ]

@@ -14,11 +14,11 @@ from pathlib import Path
 import grpc
 import structlog
 import trio
+from gin_arena_core.rules import RulesConfig
 
 from arena.match.driver import MatchDriver, derive_seed, new_seed
 from arena.match.messages import TimeControl
 from arena.match.spec import MatchSpec
-from arena.rules import RulesConfig
 from arena.series.commit import Committer
 from arena.server.arena import Arena, GrpcSeat
 

@@ -64,9 +64,9 @@ from typing import Any
 
 import grpc
 import grpc.aio
+from gin_arena_core.protocol import PROTOCOL_VERSION, pb, pb_grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from arena.protocol import PROTOCOL_VERSION, pb, pb_grpc
 from bench.arena_speed import choose, free_port, server_cpu
 from bench.raw_grpc_pingpong import percentile, pin
 from bench.spawn import python_module

@@ -39,8 +39,8 @@ from typing import Any
 
 import grpc
 import grpc.aio
+from gin_arena_core.protocol import PROTOCOL_VERSION, pb, pb_grpc
 
-from arena.protocol import PROTOCOL_VERSION, pb, pb_grpc
 from bench.raw_grpc_pingpong import RPC_TIMEOUT, pin, server_cpu_seconds
 from bench.spawn import python_module
 

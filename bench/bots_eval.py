@@ -19,9 +19,10 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from gin_arena_core.rules import preset
+
 from arena.match.driver import MatchDriver
 from arena.match.local import LocalBot, play_local
-from arena.rules import preset
 from sample_bots import GreedyBot, RandomBot, StrongBot
 
 BotFactory = Callable[[int], LocalBot]
@@ -90,7 +91,7 @@ def play_pair(make_a: BotFactory, make_b: BotFactory, preset_name: str, hands: i
 
 
 def _count(t: Tally, results: tuple[object, ...], a_seat: int) -> None:
-    from arena.rules import HandResult
+    from gin_arena_core.rules import HandResult
 
     for r in results:
         assert isinstance(r, HandResult)

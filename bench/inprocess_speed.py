@@ -22,6 +22,9 @@ import time
 from typing import Any
 
 import trio
+from gin_arena_core.protocol import pb
+from gin_arena_core.protocol.convert import action_from_pb, action_to_pb
+from gin_arena_core.rules import Action, BigGin, Gin, Knock, preset
 
 from arena.botspec import load_bot_class
 from arena.logs import configure as configure_logs
@@ -29,9 +32,6 @@ from arena.match.driver import MatchDriver
 from arena.match.local import play_local
 from arena.match.messages import DecisionRequest, Outgoing, Reply
 from arena.match.runner import run_match
-from arena.protocol import pb
-from arena.protocol.convert import action_from_pb, action_to_pb
-from arena.rules import Action, BigGin, Gin, Knock, preset
 from arena.server.wire import event_to_pb, is_move_event, server_message
 
 

@@ -41,8 +41,7 @@ from typing import Any
 
 import grpc
 import grpc.aio
-
-from arena.protocol import PROTOCOL_VERSION, pb, pb_grpc
+from gin_arena_core.protocol import PROTOCOL_VERSION, pb, pb_grpc
 
 ROOT = Path(__file__).resolve().parents[1]
 SERVER_CPU = 0

@@ -15,8 +15,8 @@ import random
 import statistics
 import time
 
-from arena.rules import CARDS, apply, deal, legal_actions, min_deadwood, preset
-from arena.rules import melds as melds_module
+from gin_arena_core.rules import CARDS, apply, deal, legal_actions, min_deadwood, preset
+from gin_arena_core.rules import melds as melds_module
 
 
 def random_hands(n: int, preset_name: str, seed: int = 1) -> tuple[float, float]:

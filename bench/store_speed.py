@@ -29,9 +29,10 @@ import uuid
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from gin_arena_core.rules import HandResult
+
 from arena.match.messages import MatchResult, Termination
 from arena.match.spec import MatchSpec
-from arena.rules import HandResult
 from arena.series.ratings import rate_match
 from arena.store import open_store
 from arena.store.base import Store, StoreBusy

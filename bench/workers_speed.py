@@ -79,7 +79,7 @@ def cpu_and_kind(pid: int, root: int) -> tuple[float, str] | None:
         return None
     cpu = (int(fields[11]) + int(fields[12])) / TICKS
     kind = ("coordinator" if pid == root else "worker" if "arena.series.worker" in cmd
-            else "bot" if "sdk.launch" in cmd else "other")
+            else "bot" if "gin_arena_sdk.launch" in cmd else "other")
     return cpu, kind
 
 

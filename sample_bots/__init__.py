@@ -1,10 +1,10 @@
 """Sample bots: ``RandomBot`` (a baseline), ``GreedyBot`` (least deadwood now, out at the first
 chance) and ``StrongBot`` (tracks the cards, avoids feeding the opponent, weighs knock vs gin).
 
-``BOTS`` maps the names ``arena play`` and ``sdk.launch`` use to the classes. Each module also
-runs as a process: ``python -m sample_bots.greedy [HOST:PORT]`` (else ``ARENA_ADDRESS``; the
-token from ``ARENA_TOKEN``). The classes load on first use, so running a module that way does
-not import it twice.
+``BOTS`` maps the names ``arena play`` and ``gin_arena_sdk.launch`` use to the classes. Each
+module also runs as a process: ``python -m sample_bots.greedy [HOST:PORT]`` (else
+``ARENA_ADDRESS``; the token from ``ARENA_TOKEN``). The classes load on first use, so
+running a module that way does not import it twice.
 """
 
 from __future__ import annotations
@@ -13,10 +13,11 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from gin_arena_sdk.bot import Bot
+
     from sample_bots.greedy import GreedyBot
     from sample_bots.random_bot import RandomBot
     from sample_bots.strong import StrongBot
-    from sdk.bot import Bot
 
     BOTS: dict[str, type[Bot]]
 
@@ -46,7 +47,7 @@ def main(bot: Bot, argv: list[str] | None = None) -> None:
     import os
     import sys
 
-    from sdk import run
+    from gin_arena_sdk import run
 
     args = sys.argv if argv is None else argv
     address = args[1] if len(args) > 1 else os.environ.get("ARENA_ADDRESS", "")

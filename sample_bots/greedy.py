@@ -11,7 +11,7 @@
 
 from __future__ import annotations
 
-from arena.rules import (
+from gin_arena_core.rules import (
     Action,
     BigGin,
     Discard,
@@ -19,8 +19,8 @@ from arena.rules import (
     Knock,
     PlayerView,
 )
-from arena.rules.melds import best_melds_of_mask, deadwood_after_discard, meldable_mask
-from sdk import Bot, MatchStarted
+from gin_arena_core.rules.melds import best_melds_of_mask, deadwood_after_discard, meldable_mask
+from gin_arena_sdk import Bot, MatchStarted
 
 
 def hand_mask(view: PlayerView) -> int:
@@ -81,11 +81,11 @@ class GreedyBot(Bot):
             if isinstance(a, BigGin):
                 return a
             if isinstance(a, Gin):
-                key = (0, 0, _neg(card_key(a.discard)))
+                key = (0, 0, _neg(card_key(a.card)))
             elif isinstance(a, Knock):
                 if dw is None:
                     dw = deadwood_after_discard(hand_mask(view), self.runs_only)
-                key = (1, dw[a.discard], _neg(card_key(a.discard)))
+                key = (1, dw[a.card], _neg(card_key(a.card)))
             else:
                 continue
             if best_key is None or key < best_key:

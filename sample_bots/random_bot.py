@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import random
 
-from arena.rules import Action, PlayerView
-from sdk.bot import Bot
+from gin_arena_core.rules import Action, PlayerView
+from gin_arena_sdk.bot import Bot
 
 
 class RandomBot(Bot):

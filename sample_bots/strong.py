@@ -26,7 +26,7 @@ All card sets are 52-bit masks; a decision takes well under a millisecond on ave
 
 from __future__ import annotations
 
-from arena.rules import (
+from gin_arena_core.rules import (
     CARDS,
     Action,
     BigGin,
@@ -38,9 +38,10 @@ from arena.rules import (
     PlayerView,
     RulesConfig,
 )
-from arena.rules.melds import best_melds_of_mask
+from gin_arena_core.rules.melds import best_melds_of_mask
+from gin_arena_sdk import Bot, MatchStarted
+
 from sample_bots.greedy import card_key, hand_mask
-from sdk import Bot, MatchStarted
 
 _SUIT = 0x1FFF
 _FULL = (1 << 52) - 1
@@ -449,14 +450,14 @@ class StrongBot(Bot):
             elif isinstance(a, Discard):
                 allowed.append(a.card)
         if gins:
-            return max(gins, key=lambda a: card_key(a.discard))
+            return max(gins, key=lambda a: card_key(a.card))
         h = hand_mask(view)
         if knocks:
             ro = self.runs_only
-            dwk = {a.discard: least_deadwood(h & ~(1 << a.discard), ro) for a in knocks}
+            dwk = {a.card: least_deadwood(h & ~(1 << a.card), ro) for a in knocks}
             cost = {c: d + self._layoffs(h & ~(1 << c)) for c, d in dwk.items()}
-            knock = min(knocks, key=lambda a: (cost[a.discard], -VALUE[a.discard]))
-            if self._should_knock(view, h & ~(1 << knock.discard), dwk[knock.discard]):
+            knock = min(knocks, key=lambda a: (cost[a.card], -VALUE[a.card]))
+            if self._should_knock(view, h & ~(1 << knock.card), dwk[knock.card]):
                 return knock
         card, _ = self._choose_discard(h, allowed)
         return Discard(CARDS[card])
@@ -522,7 +523,7 @@ class StrongBot(Bot):
             if isinstance(a, Gin):
                 key = (0, 0)
             elif isinstance(a, Knock):
-                key = (1, least_deadwood(h & ~(1 << a.discard), self.runs_only))
+                key = (1, least_deadwood(h & ~(1 << a.card), self.runs_only))
             else:
                 continue
             if key < best_key:

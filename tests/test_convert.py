@@ -5,11 +5,19 @@ from __future__ import annotations
 import random
 
 import pytest
-
-from arena.protocol import pb
-from arena.protocol.convert import action_from_pb, action_to_pb, view_from_pb, view_to_pb
-from arena.rules import CARDS, PRESETS, MalformedError, apply, deal, legal_actions, observe, preset
-from arena.rules.actions import parse_action
+from gin_arena_core.protocol import pb
+from gin_arena_core.protocol.convert import action_from_pb, action_to_pb, view_from_pb, view_to_pb
+from gin_arena_core.rules import (
+    CARDS,
+    PRESETS,
+    MalformedError,
+    apply,
+    deal,
+    legal_actions,
+    observe,
+    preset,
+)
+from gin_arena_core.rules.actions import parse_action
 
 
 @pytest.mark.parametrize("text", [
@@ -114,8 +122,9 @@ def test_a_decision_request_carries_its_view_legal_moves_times_and_events() -> N
 
 
 def test_a_defaulted_move_names_its_seat_and_card_like_an_opponents_move() -> None:
+    from gin_arena_core.rules import Discard, PublicEvent, parse_card
+
     from arena.match.messages import Defaulted, OpponentActed
-    from arena.rules import Discard, PublicEvent, parse_card
     from arena.server.wire import event_to_pb
 
     card = parse_card("TD")

@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from arena.protocol import generate
+from gin_arena_core.protocol import generate
 
 
 def test_committed_generated_code_is_fresh(tmp_path: Path) -> None:
@@ -15,9 +15,10 @@ def test_committed_generated_code_is_fresh(tmp_path: Path) -> None:
     assert fresh == sorted(generate.GENERATED_FILES)
     for name in fresh:
         committed = generate.DEFAULT_OUT / name
-        assert committed.is_file(), f"{committed} is missing: run python -m arena.protocol.generate"
+        assert committed.is_file(), (
+            f"{committed} is missing: run python -m gin_arena_core.protocol.generate")
         assert committed.read_bytes() == (tmp_path / name).read_bytes(), (
-            f"{committed} differs from a fresh run: run python -m arena.protocol.generate"
+            f"{committed} differs from a fresh run: run python -m gin_arena_core.protocol.generate"
         )
 
 
@@ -37,7 +38,7 @@ def test_grpc_module_imports_messages_relatively() -> None:
 def test_import_loads_neither_trio_nor_structlog() -> None:
     code = (
         "import sys\n"
-        "from arena.protocol import PROTOCOL_VERSION, pb, pb_grpc\n"
+        "from gin_arena_core.protocol import PROTOCOL_VERSION, pb, pb_grpc\n"
         "assert PROTOCOL_VERSION == 1\n"
         "pb.BotMessage(hello=pb.Hello(protocol_version=PROTOCOL_VERSION))\n"
         "assert pb_grpc.ArenaStub\n"

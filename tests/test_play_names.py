@@ -27,15 +27,17 @@ def test_a_command_is_named_by_its_script_else_its_program(spec: str, name: str)
 
 def test_python_bots_are_named_by_their_name_line_and_clashes_are_numbered(
         tmp_path: Path) -> None:
-    (tmp_path / "a.py").write_text("from sdk import Bot\n\nclass A(Bot):\n    name = 'ace'\n")
-    (tmp_path / "b.py").write_text("from sdk import Bot\n\nclass Plain(Bot):\n    pass\n")
+    (tmp_path / "a.py").write_text(
+        "from gin_arena_sdk import Bot\n\nclass A(Bot):\n    name = 'ace'\n")
+    (tmp_path / "b.py").write_text("from gin_arena_sdk import Bot\n\nclass Plain(Bot):\n    pass\n")
     names = [e.name for e in make_entrants(
         [str(tmp_path / "a.py"), str(tmp_path / "b.py"), "greedy", "greedy", "python3 x.py"])]
     assert names == ["ace", "Plain", "greedy", "greedy-2", "x"]
 
 
 def test_a_tournament_names_its_bots_by_the_same_rule(tmp_path: Path) -> None:
-    (tmp_path / "a.py").write_text("from sdk import Bot\n\nclass A(Bot):\n    name = 'ace'\n")
+    (tmp_path / "a.py").write_text(
+        "from gin_arena_sdk import Bot\n\nclass A(Bot):\n    name = 'ace'\n")
     specs = [str(tmp_path / "a.py"), "greedy", "sample_bots.strong:StrongBot",
              "python3 x.py"]
     cfg = load_config(None, tournament={"seed": "s", "database": str(tmp_path / "t.sqlite")},

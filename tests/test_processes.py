@@ -15,16 +15,16 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import gin_arena_sdk.client as client
 import grpc
 import pytest
 import trio
 import trio.testing
+from gin_arena_core.protocol import pb
+from gin_arena_core.rules import RulesConfig
 
-import sdk.client as client
 from arena.cli import UsageError, _exit_code, _link_latest, _run_dir
 from arena.processes import BotPool, BotProcess
-from arena.protocol import pb
-from arena.rules import RulesConfig
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -28,7 +28,7 @@ def test_quickstart_is_exactly_two_commands_and_ci_runs_the_second() -> None:
 
 
 def test_importing_the_sdk_loads_neither_trio_nor_structlog() -> None:
-    code = ("import sys, sdk, sdk.client, sdk.launch; "
+    code = ("import sys, gin_arena_sdk, gin_arena_sdk.client, gin_arena_sdk.launch; "
             "bad = [m for m in ('trio', 'structlog') if m in sys.modules]; "
             "print(','.join(bad)); sys.exit(1 if bad else 0)")
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
@@ -51,10 +51,11 @@ def _imported_after(code: str) -> list[str]:
 
 
 def test_the_sdk_imports_nothing_of_the_host() -> None:
-    loaded = _imported_after("import sdk, sdk.client, sdk.launch, sdk.bot")
-    host = [m for m in loaded if m.startswith(HOST_SIDE)]
+    loaded = _imported_after(
+        "import gin_arena_sdk, gin_arena_sdk.client, gin_arena_sdk.launch, gin_arena_sdk.bot")
+    host = [m for m in loaded if m == "arena" or m.startswith(("arena.", *HOST_SIDE))]
     assert host == [], f"the SDK imported host modules: {host}"
-    assert "arena.protocol.records" in loaded  # what its hooks are given
+    assert "gin_arena_core.protocol.records" in loaded  # what its hooks are given
 
 
 def test_the_host_does_not_import_the_sdk() -> None:
@@ -66,14 +67,16 @@ def test_the_host_does_not_import_the_sdk() -> None:
         "from arena.botspec import resolve_python, SAMPLE_BOTS; "
         "[resolve_python(s) for s in SAMPLE_BOTS]")
     # finding a module's source imports its parent package: sample_bots' own is a lazy index
-    sdk_modules = [m for m in loaded if m == "sdk" or m.startswith(("sdk.", "sample_bots."))]
+    sdk_modules = [m for m in loaded
+                   if m == "gin_arena_sdk" or m.startswith(("gin_arena_sdk.", "sample_bots."))]
     assert sdk_modules == [], f"the host imported bot-side modules: {sdk_modules}"
+    assert "gin_arena_core.rules" in loaded  # the core both sides share
 
 
 def test_rules_engine_imports_only_the_standard_library() -> None:
-    code = ("import sys; before = set(sys.modules); import arena.rules; "
+    code = ("import sys; before = set(sys.modules); import gin_arena_core.rules; "
             "new = {m.split('.')[0] for m in set(sys.modules) - before}; "
-            "bad = sorted(new - set(sys.stdlib_module_names) - {'arena'}); "
+            "bad = sorted(new - set(sys.stdlib_module_names) - {'gin_arena_core'}); "
             "print(bad); sys.exit(1 if bad else 0)")
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
                           text=True, timeout=60)
@@ -83,7 +86,7 @@ def test_rules_engine_imports_only_the_standard_library() -> None:
 def test_rules_engine_has_no_io_clock_randomness_or_logging() -> None:
     forbidden = re.compile(r"^\s*(import|from)\s+(random|time|datetime|logging|structlog|os|io|"
                            r"socket|trio|asyncio|grpc|secrets)\b", re.M)
-    for path in (ROOT / "arena" / "rules").glob("*.py"):
+    for path in (ROOT / "sdk" / "gin_arena_core" / "rules").glob("*.py"):
         match = forbidden.search(path.read_text(encoding="utf-8"))
         assert match is None, f"{path.name}: {match.group(0).strip() if match else ''}"
 
@@ -95,11 +98,12 @@ def test_the_readme_bot_plays_a_legal_match(tmp_path: Path) -> None:
     assert len(code.group(1).splitlines()) < 30, "the README promises a bot in under 30 lines"
     path = tmp_path / "mybot.py"
     path.write_text(code.group(1), encoding="utf-8")
+    from gin_arena_core.rules import preset
+    from gin_arena_sdk import Bot
+    from gin_arena_sdk.launch import load_bot_class
+
     from arena.match.driver import MatchDriver
     from arena.match.local import play_local
-    from arena.rules import preset
-    from sdk import Bot
-    from sdk.launch import load_bot_class
 
     cls = load_bot_class(str(path))
     driver = MatchDriver("readme", preset("standard"), ("mybot", "bot"), seed=3)

@@ -8,11 +8,7 @@ import random
 from typing import Any
 
 import pytest
-
-from arena.match.driver import MatchDriver
-from arena.match.local import play_local
-from arena.match.messages import MatchStarted, Termination, TimeControl
-from arena.rules import (
+from gin_arena_core.rules import (
     Action,
     BigGin,
     Defend,
@@ -33,7 +29,11 @@ from arena.rules import (
     parse_card,
     preset,
 )
-from arena.rules.melds import deadwood_after_discard, deadwood_of_mask
+from gin_arena_core.rules.melds import deadwood_after_discard, deadwood_of_mask
+
+from arena.match.driver import MatchDriver
+from arena.match.local import play_local
+from arena.match.messages import MatchStarted, Termination, TimeControl
 from bench.bots_eval import play_pair
 from sample_bots import BOTS, GreedyBot, RandomBot, StrongBot
 from sample_bots.strong import least_after_discard, least_deadwood

@@ -16,20 +16,7 @@ import secrets
 from dataclasses import dataclass
 from typing import Any
 
-from arena.match.messages import (
-    DecisionRequest,
-    Defaulted,
-    HandFinished,
-    MatchEnded,
-    MatchResult,
-    MatchStarted,
-    OpponentActed,
-    Outgoing,
-    SeatStats,
-    Termination,
-    TimeControl,
-)
-from arena.rules import (
+from gin_arena_core.rules import (
     CARDS,
     Action,
     Card,
@@ -48,6 +35,20 @@ from arena.rules import (
     legal_actions,
     new_game,
     observe,
+)
+
+from arena.match.messages import (
+    DecisionRequest,
+    Defaulted,
+    HandFinished,
+    MatchEnded,
+    MatchResult,
+    MatchStarted,
+    OpponentActed,
+    Outgoing,
+    SeatStats,
+    Termination,
+    TimeControl,
 )
 
 RECORD_VERSION = 1

@@ -8,7 +8,7 @@ is a timeout (a direct call cannot be cut off, so the judgement comes after the 
 answer is dropped and the default move played, and the time the bot ran past its deadline,
 less the opponent's thinking meanwhile, is charged to its next decision, as over the
 network, where that next request waits while the bot is still busy); the hooks are given
-the records of ``arena.protocol.records``. A bot's own failure is a bot error, never a
+the records of ``gin_arena_core.protocol.records``. A bot's own failure is a bot error, never a
 crash of the match: a ``decide`` or ``on_rejected`` that raises, or answers with something
 that is not a move, has that answer refused with code ``bot_error``; a notification hook
 that raises is counted and the match goes on. The arena's own failures still raise.
@@ -19,6 +19,10 @@ from __future__ import annotations
 import sys
 import time
 from typing import Any, Protocol
+
+from gin_arena_core.protocol.records import BOT_ERROR, answer_problem, describe_fault
+from gin_arena_core.rules import Action, RuleError
+from gin_arena_core.rules.view import PlayerView
 
 from arena.match.driver import MatchDriver
 from arena.match.messages import (
@@ -31,13 +35,10 @@ from arena.match.messages import (
     Rejected,
 )
 from arena.match.policy import Forfeit, SeatPolicy, refused_default_reason
-from arena.protocol.records import BOT_ERROR, answer_problem, describe_fault
-from arena.rules import Action, RuleError
-from arena.rules.view import PlayerView
 
 
 class LocalBot(Protocol):
-    """What an in-process bot offers (``sdk.Bot`` has all of it)."""
+    """What an in-process bot offers (``gin_arena_sdk.Bot`` has all of it)."""
 
     name: str
 

@@ -1,7 +1,7 @@
 """What the match says to a seat and hears back, as plain records (no gRPC).
 
 The gRPC adapter translates these to protobuf (``arena.server.wire``); in-process seats
-hand them to the bot's hooks as the records of ``arena.protocol.records`` (the ones a bot
+hand them to the bot's hooks as the records of ``gin_arena_core.protocol.records`` (the ones a bot
 is given in every mode, some of which are used here as they are). Every view inside comes
 from ``observe``.
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from arena.protocol.records import (
+from gin_arena_core.protocol.records import (
     MatchOutcome,
     MatchStarted,
     MoveDefaulted,
@@ -19,7 +19,7 @@ from arena.protocol.records import (
     OpponentActed,
     TimeControl,
 )
-from arena.rules import Action, HandResult, PlayerView, PublicEvent
+from gin_arena_core.rules import Action, HandResult, PlayerView, PublicEvent
 
 
 class Termination(StrEnum):
@@ -104,7 +104,7 @@ class SeatStats:
     think_ms_total: float = 0.0
     think_ms_max: float = 0.0
     errors: int = 0  # bot errors: its code raised, or answered with something not a move
-    first_error: str = ""  # the first one, in a line (arena.protocol.records.describe_fault)
+    first_error: str = ""  # the first one, in a line (records.describe_fault)
 
 
 @dataclass(frozen=True, slots=True)

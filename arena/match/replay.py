@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from arena.rules import (
+from gin_arena_core.rules import (
     GameState,
     RuleError,
     RulesConfig,

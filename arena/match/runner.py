@@ -24,6 +24,8 @@ from typing import Protocol
 
 import structlog
 import trio
+from gin_arena_core.protocol.records import BOT_ERROR
+from gin_arena_core.rules import RuleError
 
 from arena.match.driver import MatchDriver
 from arena.match.messages import (
@@ -35,8 +37,6 @@ from arena.match.messages import (
     Termination,
 )
 from arena.match.policy import Forfeit, SeatPolicy, refused_default_reason
-from arena.protocol.records import BOT_ERROR
-from arena.rules import RuleError
 
 log = structlog.get_logger("arena.match")
 

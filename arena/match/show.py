@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from arena.rules import RulesConfig, apply_action, deal_hand, new_game, parse_action
-from arena.rules.cards import format_cards, sorted_for_display
+from gin_arena_core.rules import RulesConfig, apply_action, deal_hand, new_game, parse_action
+from gin_arena_core.rules.cards import format_cards, sorted_for_display
 
 
 def show(record: list[dict[str, Any]]) -> str:

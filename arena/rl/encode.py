@@ -1,7 +1,7 @@
 """A seat's view as a vector, the moves as a fixed discrete space, and back.
 
 Everything here is a function of the ``PlayerView`` alone (the arena's one redaction,
-``arena.rules.observe``), so nothing hidden can reach a policy: the environment and a bot
+``gin_arena_core.rules.observe``), so nothing hidden can reach a policy: the environment and a bot
 playing a trained policy over the SDK encode the same way. Needs numpy.
 """
 
@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 import numpy.typing as npt
-
-from arena.rules import (
+from gin_arena_core.rules import (
     Action,
     BigGin,
     Defend,
@@ -32,7 +31,7 @@ BIG_GIN, DEFEND = 160, 161
 N_ACTIONS = 162
 """0 take_upcard, 1 pass, 2 draw_stock, 3 draw_discard, 4-55 discard a card, 56-107 knock
 discarding a card, 108-159 gin discarding a card, 160 big gin, 161 defend (cards index as
-``arena.rules.CARDS``; knock, gin, big gin and defend with the best arrangement)."""
+``gin_arena_core.rules.CARDS``; knock, gin, big gin and defend with the best arrangement)."""
 
 
 def action_index(action: Action) -> int:
@@ -49,9 +48,9 @@ def action_index(action: Action) -> int:
     if isinstance(action, Discard):
         return _DISCARD + action.card
     if isinstance(action, Gin):
-        return _GIN + action.discard
+        return _GIN + action.card
     if isinstance(action, Knock):
-        return _KNOCK + action.discard
+        return _KNOCK + action.card
     if isinstance(action, BigGin):
         return BIG_GIN
     if isinstance(action, Defend):

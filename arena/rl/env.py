@@ -2,7 +2,7 @@
 
 Built on the arena's own ``MatchDriver``: the same seeded deals, rules (every preset and
 option), scoring and game end as a contest, and every observation comes from
-``arena.rules.observe`` for the seat, through ``arena.rl.encode`` (nothing hidden leaks
+``gin_arena_core.rules.observe`` for the seat, through ``arena.rl.encode`` (nothing hidden leaks
 into training). Agents are ``player_0`` and ``player_1`` (the seats). Each observation is
 ``{"observation": float32[OBS_SIZE], "action_mask": int8[N_ACTIONS]}``; the acting agent's
 mask marks its legal moves, the other's is all zero. ``info["view"]`` holds the
@@ -24,13 +24,13 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 import numpy as np
+from gin_arena_core.rules import PlayerView, RulesConfig, observe, preset
 from gymnasium import spaces
 from pettingzoo import AECEnv
 
 from arena.match.driver import MatchDriver, derive_seed
 from arena.match.messages import HandFinished, TimeControl
 from arena.rl.encode import N_ACTIONS, OBS_SIZE, action_mask, action_of, encode
-from arena.rules import PlayerView, RulesConfig, observe, preset
 
 AGENTS = ("player_0", "player_1")
 REWARDS = ("game", "hand")
@@ -102,7 +102,7 @@ class GinRummyEnv(AECEnv):  # type: ignore[misc]  # pettingzoo ships no type inf
         self.infos[AGENTS[1 - seat]]["view"] = self.view(1 - seat)
 
     def view(self, seat: int) -> PlayerView:
-        """What ``seat`` may see now (``arena.rules.observe``, as the arena sends it)."""
+        """What ``seat`` may see now (``gin_arena_core.rules.observe``, as the arena sends it)."""
         driver = self._driver
         assert driver is not None
         game = driver.game

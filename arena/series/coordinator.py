@@ -26,7 +26,7 @@ import structlog
 import trio
 
 from arena.match.spec import MatchSpec
-from arena.processes import ChildProcess, module_command
+from arena.processes import ChildProcess, module_command, python_path
 from arena.series.plan import Plan
 from arena.series.worker import (
     LEASE_S,
@@ -182,8 +182,7 @@ async def _worker_process(db: str, scope: str, slots: int, replays: Path | None,
     if replays is not None:
         args += ["--replays", str(replays)]
     env = dict(os.environ)
-    root = str(Path(__file__).resolve().parents[2])
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH", "")) if p)
+    env["PYTHONPATH"] = python_path(env)
     child = ChildProcess(module_command("arena.series.worker", *args), env, None)
     try:
         code = await child.wait()

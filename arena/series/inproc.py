@@ -11,12 +11,12 @@ from __future__ import annotations
 from typing import Any
 
 import trio
+from gin_arena_core.rules import RulesConfig
 
 from arena.match.driver import MatchDriver
 from arena.match.local import play_local
 from arena.match.messages import MatchResult, Termination, TimeControl
 from arena.match.spec import MatchSpec
-from arena.rules import RulesConfig
 from arena.series.plan import Plan
 
 

@@ -15,8 +15,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from gin_arena_core.rules import RulesConfig
+
 from arena.match.messages import TimeControl
-from arena.rules import RulesConfig
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,63}$")
 """A bot's name: it names files (logs) and appears in every table."""

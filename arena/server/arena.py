@@ -31,6 +31,10 @@ from functools import partial
 import grpc
 import structlog
 import trio
+from gin_arena_core.protocol import PROTOCOL_VERSION, pb
+from gin_arena_core.protocol.convert import action_from_pb
+from gin_arena_core.protocol.records import clean_fault
+from gin_arena_core.rules import MalformedError
 
 from arena.match.driver import MatchDriver
 from arena.match.lag import LagTracker, watch
@@ -43,10 +47,6 @@ from arena.match.messages import (
     Termination,
 )
 from arena.match.runner import run_match
-from arena.protocol import PROTOCOL_VERSION, pb
-from arena.protocol.convert import action_from_pb
-from arena.protocol.records import clean_fault
-from arena.rules import MalformedError
 from arena.server.admission import Admission
 from arena.server.bridge import (
     Bridge,

@@ -49,12 +49,12 @@ import grpc
 import grpc.aio
 import structlog
 import trio
+from gin_arena_core.protocol import pb, pb_grpc
 from google.protobuf.message import DecodeError  # type: ignore[import-untyped]
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from arena.match.lag import DelayAverage, LagTracker
-from arena.protocol import pb, pb_grpc
 
 __all__ = [
     "ARENA_SERVICE",

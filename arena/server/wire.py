@@ -1,12 +1,22 @@
 """The match's messages to one seat as protobuf, for the gRPC adapter.
 
-Built from the pieces in ``arena.protocol.convert`` (the one place protobuf meets the
+Built from the pieces in ``gin_arena_core.protocol.convert`` (the one place protobuf meets the
 records); this module only knows which message of the match becomes which ServerMessage.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+
+from gin_arena_core.protocol import PROTOCOL_VERSION, pb
+from gin_arena_core.protocol.convert import (
+    action_to_pb,
+    fill_view,
+    hand_result_to_pb,
+    public_event_to_pb,
+    time_control_to_pb,
+)
+from gin_arena_core.rules import PublicEvent
 
 from arena.match.messages import (
     DecisionRequest,
@@ -19,15 +29,6 @@ from arena.match.messages import (
     Outgoing,
     Rejected,
 )
-from arena.protocol import PROTOCOL_VERSION, pb
-from arena.protocol.convert import (
-    action_to_pb,
-    fill_view,
-    hand_result_to_pb,
-    public_event_to_pb,
-    time_control_to_pb,
-)
-from arena.rules import PublicEvent
 
 
 def is_move_event(message: Outgoing) -> bool:

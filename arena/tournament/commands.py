@@ -117,8 +117,7 @@ def remote_leaderboard(address: str, *, limit: int, tls_ca: Path | None,
                        timeout_s: float = 10.0) -> int:
     """Print a running ladder's leaderboard, asked over gRPC."""
     import grpc
-
-    from arena.protocol import pb, pb_grpc
+    from gin_arena_core.protocol import pb, pb_grpc
 
     if tls_ca is not None:
         try:

@@ -22,9 +22,10 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any, TypeVar
 
+from gin_arena_core.rules import RuleError, RulesConfig
+
 from arena.botspec import entrant_names
 from arena.match.messages import TimeControl
-from arena.rules import RuleError, RulesConfig
 from arena.series.coordinator import default_workers
 from arena.series.plan import NAME_RE
 from arena.store import is_url

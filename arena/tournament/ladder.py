@@ -36,12 +36,12 @@ from typing import Any
 import grpc
 import structlog
 import trio
+from gin_arena_core.protocol import pb
+from gin_arena_core.rules import RulesConfig
 
 from arena.match.driver import MatchDriver, new_seed
 from arena.match.messages import MatchResult, Termination, TimeControl
 from arena.match.spec import MatchSpec
-from arena.protocol import pb
-from arena.rules import RulesConfig
 from arena.series.commit import Committer, Finished
 from arena.series.plan import NAME_RE
 from arena.series.ratings import LiveRatings

@@ -9,9 +9,9 @@ import os
 from pathlib import Path
 
 import numpy as np
+from gin_arena_sdk import Action, Bot, PlayerView
 
 from arena.rl.encode import action_mask, action_of, encode
-from sdk import Action, Bot, PlayerView
 
 
 class PolicyBot(Bot):

@@ -18,11 +18,11 @@ import time
 from pathlib import Path
 
 import numpy as np
+from gin_arena_sdk import MatchStarted, TimeControl
 
 from arena.rl.encode import N_ACTIONS, OBS_SIZE, action_index
 from arena.rl.env import AGENTS, GinRummyEnv
 from sample_bots import GreedyBot, RandomBot
-from sdk import MatchStarted, TimeControl
 
 HERE = Path(__file__).resolve().parent
 

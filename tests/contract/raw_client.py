@@ -4,7 +4,7 @@ What an author in another language writes: one Play stream, Hello, then answer e
 DecisionRequest; a refusal that lists legal moves wants another answer, one that lists none
 does not; if the bot's own code fails, say so in ``ActionReply.error`` (or in a
 ``BotError`` outside a decision). It hands the bot the protocol's records (read with
-``arena.protocol.convert``, the readers any client may use) so the conformance suite can
+``gin_arena_core.protocol.convert``, the readers any client may use) so the conformance suite can
 give it the same bot as the other seatings. No resume, no retries: short test matches.
 """
 
@@ -15,9 +15,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import grpc
-
-from arena.protocol import PROTOCOL_VERSION, pb, pb_grpc
-from arena.protocol.convert import (
+from gin_arena_core.protocol import PROTOCOL_VERSION, pb, pb_grpc
+from gin_arena_core.protocol.convert import (
     action_to_pb,
     bot_event_from_pb,
     hand_result_from_pb,
@@ -25,7 +24,7 @@ from arena.protocol.convert import (
     outcome_from_pb,
     view_from_pb,
 )
-from arena.rules.actions import ACTION_TYPES
+from gin_arena_core.rules.actions import ACTION_TYPES
 
 
 def _sent(outbox: queue.SimpleQueue[pb.BotMessage | None]) -> Iterator[pb.BotMessage]:

@@ -14,13 +14,13 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any, Protocol
 
+import gin_arena_sdk as sdk
 import trio
+from gin_arena_core.rules import RulesConfig
 
-import sdk
 from arena.match.driver import MatchDriver
 from arena.match.local import play_local
 from arena.match.messages import MatchResult, TimeControl
-from arena.rules import RulesConfig
 from arena.server.arena import Arena, start_arena
 from sample_bots import GreedyBot
 from tests.contract.raw_client import run_raw

@@ -12,17 +12,17 @@ import time
 from typing import Any
 
 import pytest
-
-from arena.match.messages import MatchResult, Termination, TimeControl
-from arena.protocol.records import (
+from gin_arena_core.protocol.records import (
     MatchOutcome,
     MatchStarted,
     MoveDefaulted,
     Notice,
     OpponentActed,
 )
-from arena.rules import Action, Discard, HandResult, PlayerView, RulesConfig, preset
-from arena.rules.cards import CARDS
+from gin_arena_core.rules import Action, Discard, HandResult, PlayerView, RulesConfig, preset
+from gin_arena_core.rules.cards import CARDS
+
+from arena.match.messages import MatchResult, Termination, TimeControl
 from sample_bots import GreedyBot
 from tests.contract.seatings import SEATINGS, InProcess, Seating
 

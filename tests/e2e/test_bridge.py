@@ -23,10 +23,10 @@ import grpc
 import grpc.aio
 import pytest
 import trio
+from gin_arena_core.protocol import PROTOCOL_VERSION, pb, pb_grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
-from arena.protocol import PROTOCOL_VERSION, pb, pb_grpc
 from arena.server.bridge import (
     ARENA_SERVICE,
     MALFORMED_DETAILS,

@@ -26,13 +26,13 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+import gin_arena_sdk as sdk
 import grpc
 import pytest
+from gin_arena_core.protocol import pb, pb_grpc
+from gin_arena_sdk import Action, Bot, Discard, Gin, Knock, PlayerView
 
-import sdk
-from arena.protocol import pb, pb_grpc
 from bench.spawn import python_module
-from sdk import Action, Bot, Discard, Gin, Knock, PlayerView
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -46,7 +46,7 @@ HAS_SAMPLE_BOTS = all((ROOT / "sample_bots" / f).is_file()
 
 # used when sample_bots/ is missing: two tiny bots, written to files a user would pass
 FIRST_LEGAL_BOT = '''
-from sdk import Action, Bot, Discard, Gin, Knock, PlayerView
+from gin_arena_sdk import Action, Bot, Discard, Gin, Knock, PlayerView
 
 
 class FirstLegal(Bot):
@@ -56,7 +56,7 @@ class FirstLegal(Bot):
         return view.legal[0]
 '''
 KNOCKER_BOT = '''
-from sdk import Bot, Discard, Gin, Knock, min_deadwood
+from gin_arena_sdk import Bot, Discard, Gin, Knock, min_deadwood
 
 
 class Knocker(Bot):
@@ -170,7 +170,7 @@ def test_play_prints_the_table_and_writes_replays(played: Played) -> None:
 
 
 BUGGY_BOT = '''
-from sdk import Bot
+from gin_arena_sdk import Bot
 
 
 class Buggy(Bot):
@@ -362,7 +362,7 @@ def test_interrupted_play_prints_and_keeps_the_table_so_far(interrupted: Interru
 
 NO_TOKEN_BOT = """
 import os, queue, grpc
-from arena.protocol import pb, pb_grpc
+from gin_arena_core.protocol import pb, pb_grpc
 out = queue.Queue()
 out.put(pb.BotMessage(hello=pb.Hello(name="forgetful", protocol_version=1)))  # no token
 with grpc.insecure_channel(os.environ["ARENA_ADDRESS"]) as ch:
@@ -574,7 +574,7 @@ def test_version_names_the_package_the_protocol_and_python() -> None:
     import platform
     from importlib.metadata import version
 
-    from arena.protocol import PROTOCOL_VERSION
+    from gin_arena_core.protocol import PROTOCOL_VERSION
 
     ran = arena("--version")
     assert ran.code == 0, ran.err

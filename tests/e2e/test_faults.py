@@ -1,12 +1,12 @@
 """Faults against a real arena: each gets its documented outcome, and the others play on.
 
 Every test starts a real ``Arena`` on 127.0.0.1 port 0 in trio. Well-behaved seats are real
-SDK bots (``sdk.run`` in worker threads, or a bot process); misbehaving ones are hand-written
-synchronous grpc clients (in worker threads, each call with a gRPC deadline so nothing can
-hang). While the fault plays out, a *good match* between two SDK bots runs on the
-same arena: it is started first, one of its bots pauses mid-match until the fault is over,
-and it must still end ``completed`` with no timeout and no refusal. Time controls are small
-(decisions of 150-250 ms) and nothing asserts on speed, only on outcomes.
+SDK bots (``gin_arena_sdk.run`` in worker threads, or a bot process); misbehaving ones are
+hand-written synchronous grpc clients (in worker threads, each call with a gRPC deadline so
+nothing can hang). While the fault plays out, a *good match* between two SDK bots runs on
+the same arena: it is started first, one of its bots pauses mid-match until the fault is
+over, and it must still end ``completed`` with no timeout and no refusal. Time controls are
+small (decisions of 150-250 ms) and nothing asserts on speed, only on outcomes.
 """
 
 from __future__ import annotations
@@ -23,21 +23,21 @@ from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
+import gin_arena_sdk as sdk
 import grpc
 import pytest
 import trio
+from gin_arena_core.protocol import PROTOCOL_VERSION, pb, pb_grpc
+from gin_arena_core.protocol.convert import action_to_pb, view_from_pb
+from gin_arena_core.rules import Discard, Gin, Knock, PlayerView, RulesConfig, min_deadwood
+from gin_arena_core.rules.cards import CARDS, to_mask
+from gin_arena_core.rules.melds import deadwood_after_discard
+from gin_arena_sdk import Action, Bot
 
-import sdk
 from arena.match.driver import MatchDriver
 from arena.match.messages import MatchResult, Termination, TimeControl
-from arena.protocol import PROTOCOL_VERSION, pb, pb_grpc
-from arena.protocol.convert import action_to_pb, view_from_pb
-from arena.rules import Discard, Gin, Knock, PlayerView, RulesConfig, min_deadwood
-from arena.rules.cards import CARDS, to_mask
-from arena.rules.melds import deadwood_after_discard
 from arena.serve import serve_open
 from arena.server.arena import Arena, start_arena
-from sdk import Action, Bot
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -128,7 +128,7 @@ async def in_thread(fn: Callable[[], T]) -> T:
 
 
 async def run_sdk_bot(bot: Bot, port: int, *, token: str = "", matches: int = 1) -> int:
-    """``sdk.run`` in a worker thread; returns the number of matches it played."""
+    """``gin_arena_sdk.run`` in a worker thread; returns the number of matches it played."""
     return await in_thread(partial(sdk.run, bot, f"{HOST}:{port}", token=token, matches=matches))
 
 
@@ -524,7 +524,7 @@ def test_cancelled_stream_without_grace_forfeits_as_disconnect() -> None:
 
 CRASHING_BOT = """
 import os, sys, threading, grpc
-from arena.protocol import PROTOCOL_VERSION, pb, pb_grpc
+from gin_arena_core.protocol import PROTOCOL_VERSION, pb, pb_grpc
 def messages():
     yield pb.BotMessage(hello=pb.Hello(name="crash", protocol_version=PROTOCOL_VERSION))
     threading.Event().wait()  # keep its side open (a half-close would look like leaving)

@@ -1,7 +1,7 @@
 """No bot ever receives a card it may not know, checked on every message over real gRPC.
 
-Two spy bots (SDK ``Bot`` subclasses run by ``sdk.run``) play each other on a real arena
-for several matches under several rule sets (over 40 hands). ``sdk.client``'s stub is
+Two spy bots (SDK ``Bot`` subclasses run by ``gin_arena_sdk.run``) play each other on a real arena
+for several matches under several rule sets (over 40 hands). ``gin_arena_sdk.client``'s stub is
 wrapped so every ``ServerMessage`` a spy receives is kept, in order. After the matches,
 the truth comes from the replay records the arena wrote: the deck of every hand and every
 action, re-applied through the rules engine. Each received message is placed at its point
@@ -23,19 +23,13 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+import gin_arena_sdk as sdk
+import gin_arena_sdk.client
 import grpc
 import pytest
 import trio
-from google.protobuf.descriptor import FieldDescriptor  # type: ignore[import-untyped]
-from google.protobuf.message import Message  # type: ignore[import-untyped]
-
-import sdk
-import sdk.client
-from arena.match.driver import MatchDriver
-from arena.match.messages import Termination, TimeControl
-from arena.match.replay import load_record, write_replay
-from arena.protocol import pb, pb_grpc
-from arena.rules import (
+from gin_arena_core.protocol import pb, pb_grpc
+from gin_arena_core.rules import (
     CARDS,
     Discard,
     GameState,
@@ -50,10 +44,16 @@ from arena.rules import (
     new_game,
     parse_action,
 )
-from arena.rules.cards import to_mask
-from arena.rules.melds import deadwood_after_discard
+from gin_arena_core.rules.cards import to_mask
+from gin_arena_core.rules.melds import deadwood_after_discard
+from gin_arena_sdk import Action, Bot
+from google.protobuf.descriptor import FieldDescriptor  # type: ignore[import-untyped]
+from google.protobuf.message import Message  # type: ignore[import-untyped]
+
+from arena.match.driver import MatchDriver
+from arena.match.messages import Termination, TimeControl
+from arena.match.replay import load_record, write_replay
 from arena.server.arena import Arena, start_arena
-from sdk import Action, Bot
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -103,7 +103,7 @@ class _RecordingStub:
 
 
 class _RecordingGrpc:
-    """Stands in for ``arena.protocol.pb_grpc`` inside ``sdk.client`` only."""
+    """Stands in for ``gin_arena_core.protocol.pb_grpc`` inside ``gin_arena_sdk.client`` only."""
 
     ArenaStub = _RecordingStub
 
@@ -162,7 +162,7 @@ class Spy(Bot):
         return min(discards, key=lambda a: (after[a.card], -a.card.value, a.card))
 
     def run(self, port: int, matches: int) -> int:
-        """``sdk.run`` with this thread's messages recorded."""
+        """``gin_arena_sdk.run`` with this thread's messages recorded."""
         _local.sink = self.received
         return sdk.run(self, f"{HOST}:{port}", matches=matches)
 
@@ -322,7 +322,7 @@ def split_matches(received: list[pb.ServerMessage]) -> dict[str, list[pb.ServerM
 
 def test_no_message_names_a_card_the_bot_may_not_know(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(sdk.client, "pb_grpc", _RecordingGrpc)
+    monkeypatch.setattr(gin_arena_sdk.client, "pb_grpc", _RecordingGrpc)
     spies = (Spy("spy-a"), Spy("spy-b"))
     tc = TimeControl(decision_ms=3000, reconnect_grace_ms=0)
     results = []

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from gin_arena_core.rules import Action, Discard, PlayerView, RulesConfig
+from gin_arena_core.rules.cards import CARDS
+
 from arena.match.driver import MatchDriver
 from arena.match.local import play_local
 from arena.match.messages import Termination
-from arena.rules import Action, Discard, PlayerView, RulesConfig
-from arena.rules.cards import CARDS
 from sample_bots import GreedyBot
 
 

@@ -13,6 +13,15 @@ from dataclasses import dataclass, field
 import pytest
 import trio
 import trio.testing
+from gin_arena_core.rules import (
+    Action,
+    Discard,
+    DrawStock,
+    Phase,
+    PlayerView,
+    RulesConfig,
+)
+from gin_arena_core.rules.cards import CARDS
 
 from arena.match.driver import MatchDriver
 from arena.match.messages import (
@@ -28,15 +37,6 @@ from arena.match.messages import (
     TimeControl,
 )
 from arena.match.runner import MAX_STALE, run_match
-from arena.rules import (
-    Action,
-    Discard,
-    DrawStock,
-    Phase,
-    PlayerView,
-    RulesConfig,
-)
-from arena.rules.cards import CARDS
 from sample_bots import GreedyBot
 
 pytestmark = pytest.mark.timeout(60)

@@ -16,11 +16,11 @@ import pytest
 
 pytest.importorskip("pettingzoo", reason="the rl extra is not installed: pip install -e '.[rl]'")
 
+from gin_arena_core.rules import PRESETS, observe
 from pettingzoo.test import api_test
 
 from arena.rl.encode import N_ACTIONS, action_index, action_mask, encode
 from arena.rl.env import AGENTS, GinRummyEnv
-from arena.rules import PRESETS, observe
 
 pytestmark = pytest.mark.timeout(120)
 ROOT = Path(__file__).resolve().parents[2]

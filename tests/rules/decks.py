@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from arena.rules import CARDS, Card, parse_cards
+from gin_arena_core.rules import CARDS, Card, parse_cards
 
 
 def deck_for(

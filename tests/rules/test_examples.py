@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import pytest
-
-from arena.rules import (
+from gin_arena_core.rules import (
     Defend,
     DrawStock,
     Gin,
@@ -17,7 +16,8 @@ from arena.rules import (
     min_deadwood,
     preset,
 )
-from arena.rules.multiplayer import partnership_round
+from gin_arena_core.rules.multiplayer import partnership_round
+
 from tests.rules.decks import deck_for
 
 STANDARD = preset("standard")
@@ -180,8 +180,8 @@ def test_seed001_gin_against_a_hand_with_no_unmatched_cards_scores_the_bonus_onl
 
 
 def test_seed001_partnership_game_first_team_to_125_wins() -> None:
-    from arena.rules import HandResult
-    from arena.rules.multiplayer import PartnershipState, partnership_next
+    from gin_arena_core.rules import HandResult
+    from gin_arena_core.rules.multiplayer import PartnershipState, partnership_next
 
     game = PartnershipState(target=125)
     won, lost = HandResult("gin", 0, 70), HandResult("knock", 1, 10)
@@ -193,7 +193,7 @@ def test_seed001_partnership_game_first_team_to_125_wins() -> None:
 
 
 def test_seed004_partnership_win_30_lose_29_team_wins_1() -> None:
-    from arena.rules import HandResult
+    from gin_arena_core.rules import HandResult
 
     won = HandResult("knock", 0, 30)
     lost = HandResult("knock", 1, 29)
@@ -229,6 +229,6 @@ def test_ace_is_low_only() -> None:
 
 
 def parse(text: str):  # type: ignore[no-untyped-def]
-    from arena.rules import parse_card
+    from gin_arena_core.rules import parse_card
 
     return parse_card(text)

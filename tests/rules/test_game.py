@@ -6,8 +6,7 @@ import json
 import random
 
 import pytest
-
-from arena.rules import (
+from gin_arena_core.rules import (
     CARDS,
     PRESETS,
     HandResult,
@@ -21,7 +20,7 @@ from arena.rules import (
     new_game,
     preset,
 )
-from arena.rules.multiplayer import (
+from gin_arena_core.rules.multiplayer import (
     ThreePlayerState,
     partnership_pairings,
     three_player_next,

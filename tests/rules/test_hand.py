@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import pytest
-
-from arena.rules import (
+from gin_arena_core.rules import (
     BigGin,
     Card,
     Code,
@@ -29,6 +28,7 @@ from arena.rules import (
     parse_card,
     preset,
 )
+
 from tests.rules.decks import deck_for
 
 STANDARD = preset("standard")

@@ -16,10 +16,7 @@ from functools import cache
 from itertools import combinations
 
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
-from hypothesis import strategies as st
-
-from arena.rules import (
+from gin_arena_core.rules import (
     CARDS,
     PHASE_ACTIONS,
     PRESETS,
@@ -64,10 +61,12 @@ from arena.rules import (
     parse_cards,
     preset,
 )
-from arena.rules.melds import best_defence, deadwood_after_discard
+from gin_arena_core.rules.melds import best_defence, deadwood_after_discard
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
 
 PRESET_NAMES = sorted(PRESETS)
-HAND_CAP = 400  # arena.rules.hand.MAX_ACTIONS_PER_HAND, restated: the cap is a documented rule
+HAND_CAP = 400  # rules.hand.MAX_ACTIONS_PER_HAND, restated: the cap is a documented rule
 
 
 def check_capped_length(log: tuple[tuple[int, Action], ...]) -> None:
@@ -365,10 +364,8 @@ def view_cards(view: PlayerView) -> set[int]:
         out |= {c for seat in (0, 1) for c in r.deadwood_cards[seat]}
         out |= {c for c, _ in r.layoffs}
     for a in view.legal:
-        if isinstance(a, Discard):
+        if isinstance(a, Discard | Knock | Gin):
             out.add(a.card)
-        elif isinstance(a, Knock | Gin):
-            out.add(a.discard)
     return out
 
 
@@ -390,7 +387,7 @@ def replay_pile(state: HandState
             pile.append(card)
             known[seat].discard(card)
         elif isinstance(action, Knock | Gin):
-            known[seat].discard(action.discard)
+            known[seat].discard(action.card)
         shown.append(card)
     assert tuple(pile) == state.discard
     return (tuple(sorted(known[0])), tuple(sorted(known[1]))), shown
@@ -617,7 +614,7 @@ def check_position(state: HandState, thorough: bool = True) -> None:
     for c in state.hand(seat):
         universe += [Discard(c), Knock(c), Gin(c)]
     for a in universe:
-        listed = a in acts or (isinstance(a, Knock) and Gin(a.discard) in acts)
+        listed = a in acts or (isinstance(a, Knock) and Gin(a.card) in acts)
         assert is_legal(state, seat, a) == listed, a
 
 
@@ -666,8 +663,7 @@ def test_random_legal_games_end_within_the_caps_and_keep_every_card(
             if isinstance(action, TakeUpcard | DrawDiscard):
                 known[seat].add(before.discard[-1])
             elif isinstance(action, Discard | Knock | Gin):
-                known[seat].discard(action.discard if isinstance(action, Knock | Gin)
-                                    else action.card)
+                known[seat].discard(action.card)
             if isinstance(action, Knock | Gin | BigGin) and hand.knock is not None:
                 check_explicit_spread(before, seat, action, hand)
             if isinstance(action, Defend) and hand.knock is not None:
@@ -700,10 +696,10 @@ def check_explicit_spread(before: HandState, seat: int, action: Action, after: H
     if isinstance(action, BigGin):
         explicit = BigGin(knock.melds)
     elif isinstance(action, Gin):
-        explicit = Gin(action.discard, knock.melds)
+        explicit = Gin(action.card, knock.melds)
     else:
         assert isinstance(action, Knock)
-        explicit = Knock(action.discard, knock.melds)
+        explicit = Knock(action.card, knock.melds)
     assert parse_action(str(explicit), runs_only=before.config.runs_only) == explicit
     assert apply(before, seat, explicit) == after._replace(log=(*before.log, (seat, explicit)))
 
@@ -1007,7 +1003,7 @@ def test_illegal_actions_raise_with_context_and_change_nothing(
             check_refused(state, seat, action)
         else:
             # knocking with no deadwood is a gin (listed as Gin); a chosen spread is checked
-            assert (isinstance(action, Knock) and Gin(action.discard) in legal) or (
+            assert (isinstance(action, Knock) and Gin(action.card) in legal) or (
                 isinstance(action, Defend) and action.melds is not None), action
 
 

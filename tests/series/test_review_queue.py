@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 import trio
+from gin_arena_core.rules import preset
 
 from arena.match.driver import MatchDriver
 from arena.match.local import play_local
 from arena.match.messages import MatchResult, TimeControl
 from arena.match.spec import MatchSpec
-from arena.rules import preset
 from arena.series.coordinator import SeriesOutcome, run_series
 from arena.store.sqlite import SqliteStore
 from tests.series.test_workers import env, in_process_plan, queue_scope

@@ -16,11 +16,11 @@ from pathlib import Path
 
 import pytest
 import trio
+from gin_arena_core.rules import preset
 
 from arena.match.driver import MatchDriver
 from arena.match.local import play_local
 from arena.match.messages import TimeControl
-from arena.rules import preset
 from arena.series.coordinator import SeriesError, run_series
 from arena.series.plan import Entrant, Plan
 from arena.series.schedule import schedule

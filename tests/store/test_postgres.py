@@ -18,10 +18,10 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import pytest
+from gin_arena_core.rules import HandResult
 
 from arena.match.messages import MatchResult, Termination
 from arena.match.spec import MatchSpec
-from arena.rules import HandResult
 from arena.store import open_store
 from arena.store.base import Rating, StoreBusy, StoreError
 from tests.store.conftest import drop_schema, postgres_or_skip

@@ -10,10 +10,10 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from gin_arena_core.rules import HandResult
 
 from arena.match.messages import MatchResult, SeatStats, Termination
 from arena.match.spec import MatchSpec
-from arena.rules import HandResult
 from arena.store.base import StoreBusy, StoreError
 from arena.store.sqlite import SqliteStore
 

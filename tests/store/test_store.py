@@ -13,10 +13,10 @@ import time
 from collections.abc import Mapping
 
 import pytest
+from gin_arena_core.rules import HandResult
 
 from arena.match.messages import MatchResult, SeatStats, Termination
 from arena.match.spec import MatchSpec
-from arena.rules import HandResult
 from arena.store.base import Rating, StoreError, is_void
 from tests.store.conftest import OpenStore
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from arena.rules import (
+from gin_arena_core.rules import (
     Action,
     Discard,
     Gin,
@@ -12,7 +12,7 @@ from arena.rules import (
     PlayerView,
     min_deadwood,
 )
-from sdk.bot import Bot
+from gin_arena_sdk.bot import Bot
 
 
 def _best_discard(view: PlayerView) -> Action:
@@ -24,7 +24,7 @@ def _best_discard(view: PlayerView) -> Action:
     scored: list[tuple[int, int, Action]] = []
     for a in view.legal:
         if isinstance(a, Discard | Knock):
-            card = a.discard if isinstance(a, Knock) else a.card
+            card = a.card
             rest = [c for c in hand if c != card]
             dw = min_deadwood(rest, runs_only=runs_only)
             # prefer a knock at equal deadwood, then shedding the higher card

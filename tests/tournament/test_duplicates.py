@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from gin_arena_core.rules import PRESETS
 
-from arena.rules import PRESETS
 from arena.tournament.config import load_config
 from arena.tournament.runner import run_tournament
 

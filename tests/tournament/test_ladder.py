@@ -15,16 +15,16 @@ from typing import Any
 import grpc
 import pytest
 import trio
+from gin_arena_core.protocol import PROTOCOL_VERSION, pb, pb_grpc
+from gin_arena_core.rules import RulesConfig
+from gin_arena_sdk.client import run as run_bot
 
 from arena.match.messages import TimeControl
-from arena.protocol import PROTOCOL_VERSION, pb, pb_grpc
-from arena.rules import RulesConfig
 from arena.store.base import Rating
 from arena.store.sqlite import SqliteStore
 from arena.tournament.ladder import Ladder, LadderError, LadderOptions
 from arena.tournament.matchmaker import Candidate, choose_pairs, spec_for
 from arena.tournament.registry import RegistrationError, hash_token, register, revoke, rotate
-from sdk.client import run as run_bot
 from tests.tournament.bots import Greedy, Sloppy
 
 HOST = "127.0.0.1"

@@ -12,13 +12,13 @@ from pathlib import Path
 import grpc
 import pytest
 import trio
+from gin_arena_core.protocol import PROTOCOL_VERSION, pb, pb_grpc
+from gin_arena_sdk.client import run as run_bot
 
 from arena.match.messages import TimeControl
-from arena.protocol import PROTOCOL_VERSION, pb, pb_grpc
 from arena.store import open_store
 from arena.tournament.ladder import Ladder, LadderOptions
 from arena.tournament.registry import register
-from sdk.client import run as run_bot
 from tests.store.conftest import drop_schema, postgres_or_skip
 from tests.tournament.bots import Greedy, Sloppy
 

@@ -11,14 +11,14 @@ from pathlib import Path
 import grpc
 import pytest
 import trio
+from gin_arena_core.protocol import PROTOCOL_VERSION, pb, pb_grpc
+from gin_arena_sdk.client import run as run_bot
 
-from arena.protocol import PROTOCOL_VERSION, pb, pb_grpc
 from arena.store.base import Pairing
 from arena.store.sqlite import SqliteStore
 from arena.tournament.ladder import Ladder
 from arena.tournament.matchmaker import spec_for
 from arena.tournament.registry import register
-from sdk.client import run as run_bot
 from tests.tournament.bots import Greedy
 from tests.tournament.test_ladder_frontends import FAST
 

@@ -12,6 +12,7 @@ from typing import Any
 
 import grpc
 import pytest
+from gin_arena_sdk.client import run as run_bot
 
 from arena.match.messages import MatchResult, Termination
 from arena.match.spec import MatchSpec
@@ -22,7 +23,6 @@ from arena.tournament.config import ConfigError, TournamentConfig, config_from_d
 from arena.tournament.formats import tournament_schedule
 from arena.tournament.report import pick_scope, standings
 from arena.tournament.runner import RunError, run_tournament
-from sdk.client import run as run_bot
 from tests.tournament.bots import Sloppy
 
 BOTS = "tests.tournament.bots"

@@ -17,8 +17,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from arena.rules.errors import Code, MalformedError
-from arena.rules.hand import HandResult
+from gin_arena_core.rules.errors import Code, MalformedError
+from gin_arena_core.rules.hand import HandResult
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from arena.rules.cards import CARDS, Card, CardLike, parse_cards
-from arena.rules.melds import Meld, max_layoff
+from gin_arena_core.rules.cards import CARDS, Card, CardLike, parse_cards
+from gin_arena_core.rules.melds import Meld, max_layoff
 
 
 def layoff_cards(cards: Iterable[CardLike] | str, melds: Sequence[Meld]) -> list[tuple[Card, int]]:

@@ -12,12 +12,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from arena.rules.actions import (
+from gin_arena_core.rules.actions import (
     Action,
 )
-from arena.rules.cards import Card, from_mask
-from arena.rules.game import Sheet
-from arena.rules.hand import (
+from gin_arena_core.rules.cards import Card, from_mask
+from gin_arena_core.rules.game import Sheet
+from gin_arena_core.rules.hand import (
     HandResult,
     HandState,
     KnockInfo,

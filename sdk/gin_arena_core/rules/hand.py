@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from enum import IntEnum
 from typing import Any, NamedTuple
 
-from arena.rules.actions import (
+from gin_arena_core.rules.actions import (
     ACTION_TYPES,
     Action,
     BigGin,
@@ -27,7 +27,7 @@ from arena.rules.actions import (
     Pass,
     TakeUpcard,
 )
-from arena.rules.cards import (
+from gin_arena_core.rules.cards import (
     CARDS,
     FULL_MASK,
     VALUES,
@@ -38,9 +38,9 @@ from arena.rules.cards import (
     parse_card,
     parse_cards,
 )
-from arena.rules.config import KnockScore, RulesConfig
-from arena.rules.errors import Code, IllegalActionError, MalformedError, RuleError
-from arena.rules.melds import (
+from gin_arena_core.rules.config import KnockScore, RulesConfig
+from gin_arena_core.rules.errors import Code, IllegalActionError, MalformedError, RuleError
+from gin_arena_core.rules.melds import (
     _DAD_CACHE,
     Meld,
     _best,
@@ -407,7 +407,7 @@ def _check_fields(action: Action) -> None:
     if isinstance(action, Discard):
         cards.append(action.card)
     elif isinstance(action, Knock | Gin):
-        cards.append(action.discard)
+        cards.append(action.card)
         melds = action.melds
     elif isinstance(action, BigGin):
         melds = action.melds
@@ -601,7 +601,7 @@ def _go_out(state: HandState, seat: int, action: Action) -> HandState:
     assert isinstance(action, Knock | Gin)
     back_ok = (state.config.wall_take_back if state.phase is _WALL_DISCARD
                else state.config.allow_take_back)
-    rest = _check_discard(state, seat, action.discard, back_ok)
+    rest = _check_discard(state, seat, action.card, back_ok)
     melds, dw_mask = _spread(state, rest, action.melds, f"seat {seat}")
     dw = mask_value(dw_mask)
     if isinstance(action, Gin) and dw:
@@ -611,12 +611,12 @@ def _go_out(state: HandState, seat: int, action: Action) -> HandState:
     if dw > state.knock_limit:
         limit = "gin only" if state.knock_limit == 0 else f"the limit is {state.knock_limit}"
         raise IllegalActionError(
-            Code.OVER_KNOCK_LIMIT, f"deadwood {dw} after discarding {action.discard}: {limit}"
+            Code.OVER_KNOCK_LIMIT, f"deadwood {dw} after discarding {action.card}: {limit}"
         )
-    info = KnockInfo(seat, action.discard, melds, from_mask(dw_mask), dw,
+    info = KnockInfo(seat, action.card, melds, from_mask(dw_mask), dw,
                      "gin" if dw == 0 else "knock")
     hands = _with(state.hands, seat, rest)
-    known = _with(state.known, seat, state.known[seat] & ~(1 << action.discard))
+    known = _with(state.known, seat, state.known[seat] & ~(1 << action.card))
     return _logged(state, seat, action, hands=hands, knock=info, taken=None, known=known,
                    turn=1 - seat, phase=_DEFEND)
 

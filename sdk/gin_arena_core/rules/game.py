@@ -13,11 +13,11 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from arena.rules.actions import Action
-from arena.rules.cards import CardLike
-from arena.rules.config import NextDealer, RulesConfig, Shutout
-from arena.rules.errors import Code, IllegalActionError, MalformedError
-from arena.rules.hand import HandResult, HandState, apply, deal
+from gin_arena_core.rules.actions import Action
+from gin_arena_core.rules.cards import CardLike
+from gin_arena_core.rules.config import NextDealer, RulesConfig, Shutout
+from gin_arena_core.rules.errors import Code, IllegalActionError, MalformedError
+from gin_arena_core.rules.hand import HandResult, HandState, apply, deal
 
 
 @dataclass(frozen=True, slots=True)

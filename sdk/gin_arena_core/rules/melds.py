@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from arena.rules.cards import (
+from gin_arena_core.rules.cards import (
     CARDS,
     VALUES,
     Card,
@@ -23,7 +23,7 @@ from arena.rules.cards import (
     mask_value,
     parse_cards,
 )
-from arena.rules.errors import Code, MalformedError
+from gin_arena_core.rules.errors import Code, MalformedError
 
 _SUIT = 0x1FFF  # 13 bits
 

@@ -1,7 +1,7 @@
 """Translate between the rules' records and the gin_arena.v1 messages, both ways.
 
 The one place protobuf meets the rules' records and the bot-facing records of
-``arena.protocol.records``: the server reads every incoming action here and builds its
+``gin_arena_core.protocol.records``: the server reads every incoming action here and builds its
 messages from these pieces (``arena.server.wire`` puts them together from the match's
 messages); the SDK reads what it is sent with the reverse direction, into the same records
 an in-process bot is given. Reading raises ``MalformedError`` with a message naming the
@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from arena.protocol import pb
-from arena.protocol.records import (
+from gin_arena_core.protocol import pb
+from gin_arena_core.protocol.records import (
     BotEvent,
     MatchOutcome,
     MatchStarted,
@@ -24,7 +24,7 @@ from arena.protocol.records import (
     TimeControl,
     clean_fault,
 )
-from arena.rules import (
+from gin_arena_core.rules import (
     CARDS,
     Action,
     BigGin,
@@ -49,7 +49,7 @@ from arena.rules import (
     TakeUpcard,
     parse_card,
 )
-from arena.rules.cards import NAMES
+from gin_arena_core.rules.cards import NAMES
 
 # ---------------------------------------------------------------- cards and melds
 
@@ -140,7 +140,7 @@ def _build_action(action: Action) -> pb.Action:
     if isinstance(action, Discard):
         return pb.Action(discard=pb.CardMove(card=str(action.card)))
     if isinstance(action, Knock | Gin):
-        msg = pb.Knock(discard=str(action.discard),
+        msg = pb.Knock(discard=str(action.card),
                        melds=[meld_to_pb(m) for m in action.melds or ()])
         return pb.Action(gin=msg) if isinstance(action, Gin) else pb.Action(knock=msg)
     if isinstance(action, BigGin):
@@ -270,7 +270,7 @@ _PHASE_NAMES = {p: f"PHASE_{p.name}" for p in Phase}  # the proto enum's names
 
 
 def view_to_pb(view: PlayerView) -> pb.View:
-    """A seat's view as sent to it. Built from ``observe`` only (see arena.rules.view)."""
+    """A seat's view as sent to it. Built from ``observe`` only (see gin_arena_core.rules.view)."""
     msg = pb.View()
     fill_view(msg, view)
     return msg

@@ -26,9 +26,8 @@ from collections.abc import Callable, Iterator
 from typing import Any, cast
 
 import grpc
-
-from arena.protocol import PROTOCOL_VERSION, pb, pb_grpc
-from arena.protocol.convert import (
+from gin_arena_core.protocol import PROTOCOL_VERSION, pb, pb_grpc
+from gin_arena_core.protocol.convert import (
     action_to_pb,
     bot_error_reply,
     bot_error_report,
@@ -38,9 +37,10 @@ from arena.protocol.convert import (
     outcome_from_pb,
     view_from_pb,
 )
-from arena.protocol.records import answer_problem, describe_fault
-from arena.rules import Action, PlayerView
-from sdk.bot import Bot
+from gin_arena_core.protocol.records import answer_problem, describe_fault
+from gin_arena_core.rules import Action, PlayerView
+
+from gin_arena_sdk.bot import Bot
 
 _FATAL = {grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.FAILED_PRECONDITION,
           grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.PERMISSION_DENIED}
@@ -99,7 +99,7 @@ def _play_stream(bot: Bot, stub: Any, hello: pb.Hello, seen: list[str], heard: l
     """One stream; True once a MatchEnd arrived, or the Redirect that sent the bot
     elsewhere. The seat's resume key, once known, goes in ``seen``; ``heard[0]`` counts
     the messages the stream brought. The bot's hooks are given the records of
-    ``arena.protocol.records``, as in-process."""
+    ``gin_arena_core.protocol.records``, as in-process."""
     outbox: queue.Queue[pb.BotMessage | None] = queue.Queue()
     outbox.put(pb.BotMessage(hello=hello))
     runs_only = False

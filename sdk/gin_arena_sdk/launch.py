@@ -1,4 +1,4 @@
-"""Start a Python bot as its own process: ``python -m sdk.launch SPEC --address HOST:PORT``.
+"""Start a Python bot as its own process: ``python -m gin_arena_sdk.launch SPEC --address A``.
 
 SPEC is ``module:Class``, ``path/to/file.py`` (its one Bot subclass) or ``file.py:Class``,
 or a sample bot name (``random``, ``greedy``, ``strong``). The address and token may also
@@ -16,7 +16,7 @@ import os
 import sys
 from pathlib import Path
 
-from sdk.bot import Bot
+from gin_arena_sdk.bot import Bot
 
 SAMPLE_BOTS = {
     "random": "sample_bots.random_bot:RandomBot",
@@ -66,7 +66,7 @@ def load_bot_class(spec: str) -> type[Bot]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m sdk.launch", description=__doc__)
+    ap = argparse.ArgumentParser(prog="python -m gin_arena_sdk.launch", description=__doc__)
     ap.add_argument("spec")
     ap.add_argument("--address", default=os.environ.get("ARENA_ADDRESS", ""))
     ap.add_argument("--token", default=os.environ.get("ARENA_TOKEN", ""))
@@ -86,11 +86,11 @@ def main(argv: list[str] | None = None) -> int:
     try:
         bot = load_bot_class(args.spec)()
     except SpecError as e:
-        print(f"sdk.launch: {e}", file=sys.stderr)
+        print(f"gin_arena_sdk.launch: {e}", file=sys.stderr)
         return 2
     if args.name:
         bot.name = args.name
-    from sdk.client import run
+    from gin_arena_sdk.client import run
 
     run(bot, args.address, token=args.token, tls=args.tls, tls_ca=tls_ca)
     return 0

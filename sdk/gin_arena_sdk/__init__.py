@@ -1,6 +1,6 @@
 """gin-arena SDK: write a bot as a small class, run it against an arena.
 
-    from sdk import Bot, Discard, run
+    from gin_arena_sdk import Bot, Discard, run
 
     class MyBot(Bot):
         name = "mine"
@@ -10,11 +10,11 @@
 
 Thin on purpose: importing it loads the rules helpers and the protocol's records only
 (no trio, no structlog, nothing of the arena's host side). Card and meld logic comes from
-``arena.rules`` and the records a bot's hooks are given from ``arena.protocol.records``;
-both are re-exported here.
+``gin_arena_core.rules`` and the records a bot's hooks are given from
+``gin_arena_core.protocol.records``; both are re-exported here.
 """
 
-from arena.protocol.records import (
+from gin_arena_core.protocol.records import (
     BotEvent,
     MatchOutcome,
     MatchStarted,
@@ -23,7 +23,7 @@ from arena.protocol.records import (
     OpponentActed,
     TimeControl,
 )
-from arena.rules import (
+from gin_arena_core.rules import (
     CARDS,
     Action,
     BigGin,
@@ -48,8 +48,9 @@ from arena.rules import (
     parse_card,
     parse_cards,
 )
-from arena.rules.melds import deadwood_after_discard
-from sdk.bot import Bot
+from gin_arena_core.rules.melds import deadwood_after_discard
+
+from gin_arena_sdk.bot import Bot
 
 __all__ = [
     "CARDS", "Action", "BigGin", "Bot", "BotEvent", "Card", "Defend", "Discard", "DrawDiscard",
@@ -65,6 +66,6 @@ def run(bot: Bot, address: str, *, token: str = "", matches: int = 0,
     """Connect to the arena at ``address`` and play until it has no more matches for this bot
     (or ``matches`` matches, if > 0). Returns the number of matches played. ``tls=True``
     connects over TLS trusting the system's CAs; ``tls_ca`` (PEM bytes) trusts that CA."""
-    from sdk.client import run as _run
+    from gin_arena_sdk.client import run as _run
 
     return _run(bot, address, token=token, matches=matches, tls=tls, tls_ca=tls_ca)

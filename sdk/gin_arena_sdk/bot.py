@@ -1,10 +1,11 @@
 """The bot base class: one method per decision, each given the seat's view.
 
 Override what you need; the defaults are legal and simple. ``decide(view)`` dispatches by
-phase, so a bot may instead override ``decide`` alone. A view is ``arena.rules.PlayerView``:
-your hand as ``Card`` objects, the discard pile, what you know of the opponent's hand, the
-public history, and ``view.legal`` (every legal move; knock and gin listed with their
-discard). Return an action from ``sdk`` (``Discard(card)``, ``Knock(card)``, ...).
+phase, so a bot may instead override ``decide`` alone. A view is
+``gin_arena_core.rules.PlayerView``: your hand as ``Card`` objects, the discard pile, what
+you know of the opponent's hand, the public history, and ``view.legal`` (every legal move;
+knock and gin listed with their discard). Return an action from ``gin_arena_sdk``
+(``Discard(card)``, ``Knock(card)``, ...).
 
 The hooks are given the same records however the bot is seated (in-process or over gRPC):
 ``MatchStarted``, ``OpponentActed`` / ``MoveDefaulted`` / ``Notice``, ``HandResult``,
@@ -17,8 +18,8 @@ the arena counts it and shows the first one with the line it came from (docs/pro
 
 from __future__ import annotations
 
-from arena.protocol.records import BotEvent, MatchOutcome, MatchStarted
-from arena.rules import (
+from gin_arena_core.protocol.records import BotEvent, MatchOutcome, MatchStarted
+from gin_arena_core.rules import (
     Action,
     Defend,
     Discard,

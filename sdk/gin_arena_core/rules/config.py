@@ -14,7 +14,7 @@ from dataclasses import dataclass, fields
 from enum import StrEnum
 from typing import Any
 
-from arena.rules.errors import Code, MalformedError
+from gin_arena_core.rules.errors import Code, MalformedError
 
 _DEFAULT_KNOCK_LIMIT = 10
 

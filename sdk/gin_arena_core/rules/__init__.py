@@ -4,7 +4,7 @@ The deck order comes in; ``deal`` -> ``legal_actions`` / ``apply`` -> ``HandResu
 ``observe`` is the one place that decides what a seat may see. See docs/rules.md.
 """
 
-from arena.rules.actions import (
+from gin_arena_core.rules.actions import (
     Action,
     BigGin,
     Defend,
@@ -17,10 +17,17 @@ from arena.rules.actions import (
     TakeUpcard,
     parse_action,
 )
-from arena.rules.cards import CARDS, Card, parse_card, parse_cards
-from arena.rules.config import PRESETS, KnockScore, NextDealer, RulesConfig, Shutout, preset
-from arena.rules.errors import Code, IllegalActionError, MalformedError, RuleError
-from arena.rules.game import (
+from gin_arena_core.rules.cards import CARDS, Card, parse_card, parse_cards
+from gin_arena_core.rules.config import (
+    PRESETS,
+    KnockScore,
+    NextDealer,
+    RulesConfig,
+    Shutout,
+    preset,
+)
+from gin_arena_core.rules.errors import Code, IllegalActionError, MalformedError, RuleError
+from gin_arena_core.rules.game import (
     GameOutcome,
     GameState,
     Sheet,
@@ -32,7 +39,7 @@ from arena.rules.game import (
     new_game,
     total_sheet,
 )
-from arena.rules.hand import (
+from gin_arena_core.rules.hand import (
     PHASE_ACTIONS,
     HandResult,
     HandState,
@@ -44,9 +51,9 @@ from arena.rules.hand import (
     is_legal,
     legal_actions,
 )
-from arena.rules.helpers import layoff_cards
-from arena.rules.melds import Meld, best_melds, can_lay_off, min_deadwood
-from arena.rules.view import PlayerView, observe
+from gin_arena_core.rules.helpers import layoff_cards
+from gin_arena_core.rules.melds import Meld, best_melds, can_lay_off, min_deadwood
+from gin_arena_core.rules.view import PlayerView, observe
 
 __all__ = [
     "CARDS", "PHASE_ACTIONS", "PRESETS", "Action", "BigGin", "Card", "Code", "Defend",

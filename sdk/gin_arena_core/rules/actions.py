@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from arena.rules.cards import Card, parse_card
-from arena.rules.errors import Code, MalformedError
-from arena.rules.melds import Meld
+from gin_arena_core.rules.cards import Card, parse_card
+from gin_arena_core.rules.errors import Code, MalformedError
+from gin_arena_core.rules.melds import Meld
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,24 +53,26 @@ class Discard:
 
 @dataclass(frozen=True, slots=True)
 class Knock:
-    """Discard ``discard`` face down and spread. ``melds=None``: the best arrangement."""
+    """Discard ``card`` face down and spread. ``melds=None``: the best arrangement. (Every
+    move that discards a card names it ``card``: ``Discard``, ``Knock``, ``Gin``.)"""
 
-    discard: Card
+    card: Card
     melds: tuple[Meld, ...] | None = None
 
     def __str__(self) -> str:
-        return f"knock {self.discard}" + _melds_text(self.melds)
+        return f"knock {self.card}" + _melds_text(self.melds)
 
 
 @dataclass(frozen=True, slots=True)
 class Gin:
-    """Knock with no deadwood. ``melds=None``: the engine arranges the ten cards."""
+    """Knock with no deadwood, discarding ``card``. ``melds=None``: the engine arranges the
+    ten cards."""
 
-    discard: Card
+    card: Card
     melds: tuple[Meld, ...] | None = None
 
     def __str__(self) -> str:
-        return f"gin {self.discard}" + _melds_text(self.melds)
+        return f"gin {self.card}" + _melds_text(self.melds)
 
 
 @dataclass(frozen=True, slots=True)

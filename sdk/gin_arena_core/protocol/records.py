@@ -1,10 +1,10 @@
 """What a bot's hooks are given: the same records in-process and over gRPC.
 
 The bot contract (docs/protocol.md, "The bot contract"): ``decide`` gets a
-``arena.rules.PlayerView``; ``on_match_start`` a ``MatchStarted``; ``on_event`` an
+``gin_arena_core.rules.PlayerView``; ``on_match_start`` a ``MatchStarted``; ``on_event`` an
 ``OpponentActed``, a ``MoveDefaulted`` or a ``Notice``; ``on_hand_end`` an
-``arena.rules.HandResult`` and the scores; ``on_match_end`` a ``MatchOutcome``. The host
-builds them from the match's messages, the SDK from protobuf (``arena.protocol.convert``),
+``gin_arena_core.rules.HandResult`` and the scores; ``on_match_end`` a ``MatchOutcome``. The host
+builds them from the match's messages, the SDK from protobuf (``gin_arena_core.protocol.convert``),
 and a conformance test checks that a bot sees equal records either way.
 
 A bot's own failure (it raised, or answered with something that is not a move) is a *bot
@@ -20,8 +20,8 @@ import traceback
 from dataclasses import dataclass
 from types import TracebackType
 
-from arena.rules import Action, PublicEvent, RulesConfig
-from arena.rules.actions import ACTION_TYPES
+from gin_arena_core.rules import Action, PublicEvent, RulesConfig
+from gin_arena_core.rules.actions import ACTION_TYPES
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,7 +113,7 @@ BOT_ERROR = "bot_error"
 MAX_FAULT_CHARS = 500
 """The longest bot error text the arena keeps (the rest is cut, marked with "...")."""
 
-_LIBRARY_MODULES = ("arena", "sdk")
+_LIBRARY_MODULES = ("arena", "gin_arena_core", "gin_arena_sdk")
 _LIBRARY_PATHS = tuple(
     os.path.normpath(p) + os.sep
     for p in {sysconfig.get_paths().get(k, "") for k in ("stdlib", "platstdlib", "purelib",

@@ -2,7 +2,8 @@
 
 ``pb`` holds the messages (``pb.BotMessage``, ``pb.ServerMessage``, ...), ``pb_grpc`` the
 service stub, servicer base class and registration function. Both are generated into
-``arena/protocol/_gen/`` by ``python -m arena.protocol.generate``; never edit them by hand.
+``sdk/gin_arena_core/protocol/_gen/`` by ``python -m gin_arena_core.protocol.generate``;
+never edit them by hand.
 
 This package imports only protobuf and grpcio (no trio, no structlog), so the SDK can use it.
 """
@@ -19,12 +20,13 @@ PROTOCOL_VERSION = 1
 __all__ = ["PROTOCOL_VERSION", "pb", "pb_grpc"]
 
 if TYPE_CHECKING:
-    from arena.protocol._gen import arena_pb2 as pb
-    from arena.protocol._gen import arena_pb2_grpc as pb_grpc
+    from gin_arena_core.protocol._gen import arena_pb2 as pb
+    from gin_arena_core.protocol._gen import arena_pb2_grpc as pb_grpc
 else:
-    # Imported on first use rather than here, so that `python -m arena.protocol.generate`
+    # Imported on first use rather than here, so that `python -m gin_arena_core.protocol.generate`
     # (which imports this package first) still runs when _gen/ is missing or broken.
-    _LAZY = {"pb": "arena.protocol._gen.arena_pb2", "pb_grpc": "arena.protocol._gen.arena_pb2_grpc"}
+    _LAZY = {"pb": "gin_arena_core.protocol._gen.arena_pb2",
+             "pb_grpc": "gin_arena_core.protocol._gen.arena_pb2_grpc"}
 
     def __getattr__(name: str) -> ModuleType:
         if name not in _LAZY:

@@ -2,14 +2,16 @@
 
 Usage::
 
-    python -m arena.protocol.generate            # rewrite arena/protocol/_gen/
-    python -m arena.protocol.generate --check    # exit 1 if the committed files are stale
-    python -m arena.protocol.generate --out DIR  # write (or check) somewhere else
+    python -m gin_arena_core.protocol.generate            # rewrite its _gen/ directory
+    python -m gin_arena_core.protocol.generate --check    # exit 1 if the committed files are stale
+    python -m gin_arena_core.protocol.generate --out DIR  # write (or check) somewhere else
 
-The output is always four files in one flat directory: ``arena_pb2.py``, ``arena_pb2.pyi``,
-``arena_pb2_grpc.py`` and ``__init__.py``. protoc names the message module after the proto
-path (``from gin_arena.v1 import arena_pb2``) inside the gRPC module; that single import is
-rewritten to a relative one so the package imports without touching ``sys.path``.
+The output is always five files in one flat directory: ``arena_pb2.py``, ``arena_pb2.pyi``,
+``arena_pb2_grpc.py``, ``__init__.py`` and a copy of the contract, ``arena.proto`` (shipped
+in the SDK's distribution, for authors who generate their own code from it). protoc names
+the message module after the proto path (``from gin_arena.v1 import arena_pb2``) inside the
+gRPC module; that single import is rewritten to a relative one so the package imports
+without touching ``sys.path``.
 
 The output depends on the grpcio-tools version (pinned in pyproject.toml); the committed
 files must equal a fresh run, which ``--check`` and ``tests/test_generated_fresh.py`` verify.
@@ -24,21 +26,22 @@ import tempfile
 from pathlib import Path
 
 PACKAGE_DIR = Path(__file__).resolve().parent
-"""``arena/protocol/``."""
+"""``sdk/gin_arena_core/protocol/``."""
 DEFAULT_OUT = PACKAGE_DIR / "_gen"
 """Where the generated code lives, and the only place it lives."""
-PROTO_ROOT = PACKAGE_DIR.parents[1] / "proto"
+PROTO_ROOT = PACKAGE_DIR.parents[2] / "proto"
 """The ``-I`` root: proto files are named relative to it, as in their ``import`` lines."""
 PROTO_FILE = "gin_arena/v1/arena.proto"
 """The contract, relative to :data:`PROTO_ROOT`."""
 
-GENERATED_FILES = ("__init__.py", "arena_pb2.py", "arena_pb2.pyi", "arena_pb2_grpc.py")
+GENERATED_FILES = ("__init__.py", "arena.proto", "arena_pb2.py", "arena_pb2.pyi",
+                   "arena_pb2_grpc.py")
 """Every file the generator owns in the output directory."""
 
 _INIT_TEXT = (
-    f'"""Generated from proto/{PROTO_FILE} by `python -m arena.protocol.generate`.\n'
+    f'"""Generated from proto/{PROTO_FILE} by `python -m gin_arena_core.protocol.generate`.\n'
     "\n"
-    "Do not edit: regenerate instead. Import through `arena.protocol` (`pb`, `pb_grpc`).\n"
+    "Do not edit: regenerate instead. Import through `gin_arena_core.protocol` (`pb`, `pb_grpc`).\n"
     '"""\n'
 )
 _ABSOLUTE_IMPORT = "from gin_arena.v1 import arena_pb2 as "
@@ -74,6 +77,7 @@ def render() -> dict[str, bytes]:
         }
     files["arena_pb2_grpc.py"] = _relativize(files["arena_pb2_grpc.py"])
     files["__init__.py"] = _INIT_TEXT.encode()
+    files["arena.proto"] = (PROTO_ROOT / PROTO_FILE).read_bytes()
     return files
 
 
@@ -108,7 +112,7 @@ def stale_files(out: Path, files: dict[str, bytes]) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     """Command-line entry point; returns the exit status."""
     parser = argparse.ArgumentParser(
-        prog="python -m arena.protocol.generate",
+        prog="python -m gin_arena_core.protocol.generate",
         description=f"Regenerate Python code from proto/{PROTO_FILE}.",
     )
     parser.add_argument(
@@ -134,7 +138,7 @@ def main(argv: list[str] | None = None) -> int:
         if stale:
             print(
                 f"{out}: stale generated code ({', '.join(stale)}); "
-                "run `python -m arena.protocol.generate`",
+                "run `python -m gin_arena_core.protocol.generate`",
                 file=sys.stderr,
             )
             return 1

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from arena.rules.errors import Code, MalformedError
+from gin_arena_core.rules.errors import Code, MalformedError
 
 RANKS = "A23456789TJQK"
 SUITS = "CDHS"
