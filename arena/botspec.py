@@ -17,10 +17,11 @@ import importlib.util
 import inspect
 import re
 import shlex
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+from gin_arena_core.loading import LoadError, import_bot_module
 
 SAMPLE_BOTS = {
     "random": "sample_bots.random_bot:RandomBot",
@@ -183,23 +184,10 @@ def load_bot_class(spec: str) -> type:
     (the bot's module runs here). ``SpecError`` saying what was wrong otherwise."""
     bot = resolve_python(spec)
     head = bot.target.rpartition(":")[0]
-    if head.endswith(".py"):
-        path = Path(head)
-        mod_spec = importlib.util.spec_from_file_location(f"_bot_{path.stem}", path)
-        if mod_spec is None or mod_spec.loader is None:
-            raise SpecError(f"cannot load {head!r} as Python")
-        module = importlib.util.module_from_spec(mod_spec)
-        sys.modules[mod_spec.name] = module
-        try:
-            mod_spec.loader.exec_module(module)
-        except Exception as e:
-            raise SpecError(f"{head}: {type(e).__name__}: {e}") from None
-    else:
-        try:
-            module = importlib.import_module(head)
-        except Exception as e:
-            raise SpecError(f"cannot import bot module {head!r}: {type(e).__name__}: {e}"
-                            ) from None
+    try:
+        module = import_bot_module(head)
+    except LoadError as e:
+        raise SpecError(str(e)) from None
     cls = getattr(module, bot.class_name, None)
     if not (inspect.isclass(cls) and callable(getattr(cls, "decide", None))):
         raise SpecError(f"{head}:{bot.class_name} is not a bot class (it has no decide)")

@@ -14,7 +14,6 @@ hand played (walls included), before game, box and shutout bonuses.
 from __future__ import annotations
 
 import argparse
-import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -23,20 +22,10 @@ from gin_arena_core.rules import preset
 
 from arena.match.driver import MatchDriver
 from arena.match.local import LocalBot, play_local
+from arena.series.tally import wilson
 from sample_bots import GreedyBot, RandomBot, StrongBot
 
 BotFactory = Callable[[int], LocalBot]
-
-
-def wilson(wins: float, n: int, z: float = 1.96) -> tuple[float, float]:
-    """95% Wilson score interval for a proportion."""
-    if n == 0:
-        return (0.0, 1.0)
-    p = wins / n
-    d = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / d
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / d
-    return (max(0.0, centre - half), min(1.0, centre + half))
 
 
 @dataclass(slots=True)

@@ -9,12 +9,12 @@ spec already resolved to ``file.py:Class`` or ``module:Class`` by ``arena.botspe
 from __future__ import annotations
 
 import argparse
-import importlib
-import importlib.util
 import inspect
 import os
 import sys
 from pathlib import Path
+
+from gin_arena_core.loading import LoadError, import_bot_module
 
 from gin_arena_sdk.bot import Bot
 
@@ -33,24 +33,10 @@ def load_bot_class(spec: str) -> type[Bot]:
     """The Bot subclass named by ``spec``; ``SpecError`` saying what was wrong otherwise."""
     spec = SAMPLE_BOTS.get(spec, spec)
     head, _, cls_name = spec.partition(":")
-    if head.endswith(".py"):
-        path = Path(head)
-        if not path.is_file():
-            raise SpecError(f"bot file {head!r} does not exist")
-        mod_spec = importlib.util.spec_from_file_location(f"_bot_{path.stem}", path)
-        if mod_spec is None or mod_spec.loader is None:
-            raise SpecError(f"cannot load {head!r} as Python")
-        module = importlib.util.module_from_spec(mod_spec)
-        sys.modules[mod_spec.name] = module
-        try:
-            mod_spec.loader.exec_module(module)
-        except Exception as e:
-            raise SpecError(f"{head}: {type(e).__name__}: {e}") from None
-    else:
-        try:
-            module = importlib.import_module(head)
-        except ImportError as e:
-            raise SpecError(f"cannot import bot module {head!r}: {e}") from None
+    try:
+        module = import_bot_module(head)
+    except LoadError as e:
+        raise SpecError(str(e)) from None
     if cls_name:
         cls = getattr(module, cls_name, None)
         if not (inspect.isclass(cls) and issubclass(cls, Bot)):

@@ -11,7 +11,6 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -27,7 +26,6 @@ from arena.series.schedule import schedule
 from arena.store import open_store
 from arena.store.base import Store
 from arena.store.sqlite import SqliteStore
-from tests.store.conftest import drop_schema, postgres_or_skip
 from tests.tournament.bots import Greedy, Slow
 
 pytestmark = pytest.mark.timeout(120)
@@ -41,18 +39,6 @@ def env() -> dict[str, str]:
     return dict(os.environ, PYTHONPATH=os.pathsep.join(
         p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p))
 
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    """Where the test's store is: a SQLite file, or a schema of the test PostgreSQL."""
-    if request.param == "sqlite":
-        yield str(tmp_path / "store.sqlite")
-        return
-    url = postgres_or_skip()
-    try:
-        yield url
-    finally:
-        drop_schema(url)
 
 
 def worker(db: str, name: str, *extra: str) -> subprocess.Popen[str]:

@@ -5,9 +5,7 @@ on SQLite and, where one answers, on PostgreSQL."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from functools import partial
-from pathlib import Path
 
 import grpc
 import pytest
@@ -19,7 +17,6 @@ from arena.match.messages import TimeControl
 from arena.store import open_store
 from arena.tournament.ladder import Ladder, LadderOptions
 from arena.tournament.registry import register
-from tests.store.conftest import drop_schema, postgres_or_skip
 from tests.tournament.bots import Greedy, Sloppy
 
 pytestmark = pytest.mark.timeout(90)
@@ -27,17 +24,6 @@ pytestmark = pytest.mark.timeout(90)
 FAST = LadderOptions(time_control=TimeControl(decision_ms=2000, hello_timeout_ms=5000),
                      seed="frontends", settle_s=0.05)
 
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    if request.param == "sqlite":
-        yield str(tmp_path / "ladder.sqlite")
-        return
-    url = postgres_or_skip()
-    try:
-        yield url
-    finally:
-        drop_schema(url)
 
 
 def leaderboard(address: str) -> dict[str, pb.LeaderboardEntry]:
