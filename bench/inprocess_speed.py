@@ -32,7 +32,7 @@ from arena.match.runner import run_match
 from arena.protocol import pb
 from arena.protocol.convert import action_from_pb, action_to_pb
 from arena.rules import Action, BigGin, Gin, Knock, preset
-from arena.server.wire import event_to_pb, is_move_event, server_message
+from arena.server.wire import encode_event, encode_request, is_move_event
 
 
 def timed(cls: type[Any], clock: list[float]) -> Any:
@@ -49,21 +49,22 @@ def timed(cls: type[Any], clock: list[float]) -> Any:
 
 def wire_cost(rules: Any, bots: tuple[type[Any], type[Any]], matches: int) -> tuple[float, int]:
     """Seconds spent in the server's protobuf conversions over ``matches`` matches, and the
-    decisions they made: per request ``server_message`` (with the move events that ride in
-    it) and its serialisation, per answer parsing the bytes and ``action_from_pb``."""
+    decisions they made: per request its bytes as the server writes them
+    (``encode_request``, with the move events that ride in it), per answer parsing the
+    bytes and ``action_from_pb``."""
     spent, decisions = 0.0, 0
     for i in range(matches):
         driver = MatchDriver(f"w{i}", rules, ("a", "b"), seed=i, first_dealer=i % 2)
         players = (bots[0](), bots[1]())
-        events: list[list[pb.Event]] = [[], []]
+        events: list[list[bytes]] = [[], []]
         while not driver.is_over:
             seat = driver.seat_to_act()
             request = driver.next_request(5000, 0)
             t = time.perf_counter()
             for to, message in driver.drain():
                 if is_move_event(message):
-                    events[to].append(event_to_pb(message))  # type: ignore[arg-type]
-            server_message(request, events[seat]).SerializeToString()
+                    events[to].append(encode_event(message))  # type: ignore[arg-type]
+            encode_request(request, events[seat])
             events[seat] = []
             spent += time.perf_counter() - t
             action = players[seat].decide(request.view)

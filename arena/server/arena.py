@@ -58,7 +58,13 @@ from arena.server.bridge import (
     serve_grpc,
 )
 from arena.server.lobby import Admission, Lobby
-from arena.server.wire import event_to_pb, is_move_event, server_message
+from arena.server.wire import (
+    encode_event,
+    encode_events,
+    encode_request,
+    is_move_event,
+    server_message,
+)
 
 log = structlog.get_logger("arena.server")
 
@@ -150,11 +156,11 @@ class GrpcSeat:
         self._last_request = 0
         self._back = trio.Event()
         self._lost: Entry | None = None  # the session a receive() last found gone
-        self._events: list[pb.Event] = []  # move events waiting for the next request
+        self._events: list[bytes] = []  # move events (encoded) waiting for the next request
 
     def send(self, message: Outgoing) -> None:
         if is_move_event(message):
-            self._events.append(event_to_pb(message))  # type: ignore[arg-type]
+            self._events.append(encode_event(message))  # type: ignore[arg-type]
             return
         if isinstance(message, MatchStarted):
             start = server_message(message)
@@ -163,16 +169,15 @@ class GrpcSeat:
             return
         if isinstance(message, DecisionRequest):
             self._last_request = message.request_id
-            out = server_message(message, self._events)
+            self._push(encode_request(message, self._events))
             self._events = []
-        else:
-            out = None
-            if self._events:  # a hand or match end: the moves before it go first
-                self._push(*(pb.ServerMessage(event=e) for e in self._events))
-                self._events = []
-        self._push(out if out is not None else server_message(message))
+            return
+        if self._events:  # a hand or match end: the moves before it go first
+            self._push(*encode_events(self._events))
+            self._events = []
+        self._push(server_message(message))
 
-    def _push(self, *messages: pb.ServerMessage) -> None:
+    def _push(self, *messages: pb.ServerMessage | bytes) -> None:
         conn = self.entry.conn
         if not conn.is_gone:
             with contextlib.suppress(trio.ClosedResourceError):

@@ -185,7 +185,7 @@ class _Finish:
     retry_after_s: float = 0.0
 
 
-_Outgoing: TypeAlias = "pb.ServerMessage | _Finish"
+_Outgoing: TypeAlias = "pb.ServerMessage | bytes | _Finish"
 
 
 def _run_guarded(fn: Callable[[*_Ts], object], *args: *_Ts) -> None:
@@ -252,15 +252,17 @@ class Connection:
         """
         return self._is_gone
 
-    def send(self, message: pb.ServerMessage) -> None:
-        """Queue ``message`` for the bot without blocking.
+    def send(self, message: pb.ServerMessage | bytes) -> None:
+        """Queue ``message`` for the bot without blocking (``bytes``: a ServerMessage
+        already encoded, written as they are).
 
         Messages are written in order, and before any status set by :meth:`abort`. If the
         bot is already gone the message is dropped silently (the session's scope is being
         cancelled anyway). Raises :class:`trio.ClosedResourceError` after :meth:`close` or
-        :meth:`abort`, and :class:`TypeError` for anything but a ``pb.ServerMessage``.
+        :meth:`abort`, and :class:`TypeError` for anything but a ``pb.ServerMessage`` or
+        ``bytes``.
         """
-        if not isinstance(message, pb.ServerMessage):
+        if not isinstance(message, bytes | pb.ServerMessage):
             raise TypeError(f"send() takes a pb.ServerMessage, not {type(message).__name__}")
         if self._is_finished:
             raise trio.ClosedResourceError("send() after close() or abort()")
@@ -465,13 +467,21 @@ def _bounded_reader(limit: int) -> Callable[[bytes], pb.BotMessage | _Oversized]
     return read
 
 
+def _serialize(message: pb.ServerMessage | bytes) -> bytes:
+    """A Play message's bytes (one the session encoded itself passes as it is)."""
+    if isinstance(message, bytes):
+        return message
+    encoded: bytes = message.SerializeToString()
+    return encoded
+
+
 def _add_arena_service(servicer: _ArenaServicer, server: grpc.aio.Server, limit: int) -> None:
     """Register the Arena service as the generated code does, but with Play's messages
     decoded by ``_bounded_reader(limit)``."""
     handlers = {
         "Play": grpc.stream_stream_rpc_method_handler(
             servicer.Play, request_deserializer=_bounded_reader(limit),
-            response_serializer=pb.ServerMessage.SerializeToString),
+            response_serializer=_serialize),
         "Leaderboard": grpc.unary_unary_rpc_method_handler(
             servicer.Leaderboard, request_deserializer=pb.LeaderboardRequest.FromString,
             response_serializer=pb.LeaderboardReply.SerializeToString),
