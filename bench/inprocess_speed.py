@@ -16,7 +16,6 @@ replays off): its hands/s over ``--pool-games`` games.
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import time
 from typing import Any
@@ -29,6 +28,7 @@ from arena.match.driver import MatchDriver
 from arena.match.local import play_local
 from arena.match.messages import DecisionRequest, Outgoing, Reply
 from arena.match.runner import run_match
+from arena.match.timers import Mailbox, TimedOut, TimerService
 from arena.protocol import pb
 from arena.protocol.convert import action_from_pb, action_to_pb
 from arena.rules import Action, BigGin, Gin, Knock, preset
@@ -84,18 +84,19 @@ def _quick_move(legal: tuple[Action, ...]) -> Action:
 
 
 class _InstantSeat:
-    """A runner seat answering each request at once with ``_quick_move``."""
+    """A runner seat answering each request at once with ``_quick_move``, waited for as
+    the gRPC seats are (a mailbox with a deadline of a shared ``TimerService``)."""
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, timers: TimerService) -> None:
         self.name = name
-        self._send, self._inbox = trio.open_memory_channel[Reply](math.inf)
+        self._inbox = Mailbox[Reply](timers)
 
     def send(self, message: Outgoing) -> None:
         if isinstance(message, DecisionRequest):
-            self._send.send_nowait(Reply(message.request_id, _quick_move(message.view.legal)))
+            self._inbox.put(Reply(message.request_id, _quick_move(message.view.legal)))
 
-    async def receive(self) -> Reply | None:
-        return await self._inbox.receive()
+    async def receive(self, deadline: float) -> Reply | TimedOut | None:
+        return await self._inbox.get(deadline)
 
     async def wait_back(self, grace_s: float) -> bool:
         return False
@@ -105,20 +106,24 @@ def runner_cost(rules: Any, matches: int, seconds: float) -> tuple[float, float]
     """µs a decision of ``run_match`` with ``matches`` at once between instant seats, and
     of the driver alone making the same kind of moves."""
     decisions = [0]
+    timers = TimerService()
 
     async def one(i: int, stop: float) -> None:
         k = 0
         while time.perf_counter() < stop:
             driver = MatchDriver(f"r{i}-{k}", rules, ("a", "b"), seed=i * 10_000 + k)
-            await run_match(driver, (_InstantSeat("a"), _InstantSeat("b")))
+            await run_match(driver, (_InstantSeat("a", timers), _InstantSeat("b", timers)))
             decisions[0] += sum(s.decisions for s in driver.stats)
             k += 1
 
     async def all_matches() -> float:
         start = time.perf_counter()
-        async with trio.open_nursery() as nursery:
-            for i in range(matches):
-                nursery.start_soon(one, i, start + seconds)
+        async with trio.open_nursery() as service:
+            service.start_soon(timers.run)
+            async with trio.open_nursery() as nursery:
+                for i in range(matches):
+                    nursery.start_soon(one, i, start + seconds)
+            service.cancel_scope.cancel()
         return time.perf_counter() - start
 
     elapsed = trio.run(all_matches)

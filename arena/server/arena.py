@@ -45,6 +45,7 @@ from arena.match.messages import (
     TimeControl,
 )
 from arena.match.runner import run_match
+from arena.match.timers import TIMED_OUT, TimedOut
 from arena.protocol import PROTOCOL_VERSION, pb
 from arena.protocol.convert import action_from_pb
 from arena.protocol.records import clean_fault
@@ -184,15 +185,17 @@ class GrpcSeat:
                 for m in messages:
                     conn.send(m)
 
-    async def receive(self) -> Reply | None:
+    async def receive(self, deadline: float) -> Reply | TimedOut | None:
         entry = self.entry
         try:
-            msg = await entry.conn.receive()
+            msg = await entry.conn.receive_by(deadline)
         except trio.ClosedResourceError:
             msg = None
         if msg is None:
             self._lost = entry
             return None
+        if msg is TIMED_OUT:
+            return msg
         return self._reply(msg, entry.conn)
 
     def poll(self) -> Reply | None:

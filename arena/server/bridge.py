@@ -54,6 +54,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from arena.match.lag import DelayAverage, LagTracker
+from arena.match.timers import TIMED_OUT, Mailbox, TimedOut, TimerService
 from arena.protocol import pb, pb_grpc
 
 __all__ = [
@@ -214,11 +215,13 @@ class Connection:
         limits: StreamLimits | None = None,
         clock_offset: float = 0.0,
         drain: Callable[[], None] | None = None,
+        timers: TimerService | None = None,
     ) -> None:
         """Built by the bridge on the asyncio thread; ``post`` hands an item to its writer.
         ``clock_offset`` turns ``time.perf_counter()`` into trio's clock; ``drain`` runs on
         the trio thread whatever the asyncio side has already handed over (messages read,
-        streams ended) but trio has not run yet."""
+        streams ended) but trio has not run yet; ``timers`` serve :meth:`receive_by`'s
+        deadlines."""
         self.peer: Final = peer
         """The client's address as gRPC reports it, e.g. ``"ipv4:127.0.0.1:53422"``."""
         self.metadata: Final = MappingProxyType(dict(metadata))
@@ -237,8 +240,7 @@ class Connection:
         self._drain = drain
         self._limits = limits or StreamLimits()
         self._clock_offset = clock_offset
-        self._inbox_send, self._inbox = trio.open_memory_channel[
-            tuple[pb.BotMessage, float, float, int]](math.inf)
+        self._inbox = Mailbox[tuple[pb.BotMessage, float, float, int]](timers)
         self._unread_bytes = 0
         self._is_finished = False  # close() or abort() was called
         self._is_gone = False  # the call is over
@@ -277,10 +279,17 @@ class Connection:
         returned by the next call. Raises :class:`trio.ClosedResourceError` after
         :meth:`close` or :meth:`abort`.
         """
-        try:
-            item = await self._inbox.receive()
-        except trio.EndOfChannel:
+        item = await self._inbox.get()
+        if item is None or item is TIMED_OUT:
             return None
+        return self._took(item)
+
+    async def receive_by(self, deadline: float) -> pb.BotMessage | TimedOut | None:
+        """:meth:`receive`, or ``TIMED_OUT`` if trio's clock reaches ``deadline`` first
+        (a timer of the bridge's, not a cancel scope: a match waits so for every decision)."""
+        item = await self._inbox.get(deadline)
+        if item is None or item is TIMED_OUT:
+            return item
         return self._took(item)
 
     def receive_nowait(self) -> pb.BotMessage | None:
@@ -289,11 +298,8 @@ class Connection:
         :class:`trio.ClosedResourceError` after :meth:`close` or :meth:`abort`."""
         if self._drain is not None:
             self._drain()
-        try:
-            item = self._inbox.receive_nowait()
-        except (trio.WouldBlock, trio.EndOfChannel):
-            return None
-        return self._took(item)
+        item = self._inbox.get_nowait()
+        return None if item is None else self._took(item)
 
     def _took(self, item: tuple[pb.BotMessage, float, float, int]) -> pb.BotMessage:
         message, stamp, lag, size = item
@@ -348,7 +354,7 @@ class Connection:
         if self._is_finished or self._is_gone:
             return
         limits = self._limits
-        unread = self._inbox.statistics().current_buffer_used
+        unread = len(self._inbox)
         if unread >= limits.max_unread_messages or (
                 limits.max_unread_bytes and self._unread_bytes + size > limits.max_unread_bytes):
             log.warning("bot_flooding", bot=self.bot or None, peer=self.peer,
@@ -362,16 +368,16 @@ class Connection:
             self.cancel_scope.cancel()
             return
         self._unread_bytes += size
-        self._inbox_send.send_nowait((message, stamp, lag, size))
+        self._inbox.put((message, stamp, lag, size))
 
     def _deliver_eof(self) -> None:
         """The bot half-closed its side: receive() returns None after the buffered messages."""
-        self._inbox_send.close()
+        self._inbox.end()
 
     def _on_call_ended(self) -> None:
         """The call is over (ended by us, by the client, or by the server stopping)."""
         self._is_gone = True
-        self._inbox_send.close()
+        self._inbox.end()
         if not self._is_finished:
             self.cancel_scope.cancel()
 
@@ -528,6 +534,7 @@ class Bridge:
         self.refused = 0
         self._refusal_logged: dict[str, float] = {}
         self.sessions: trio.Nursery | None = None  # set before the loop thread starts
+        self.timers = TimerService()  # trio thread: the sessions' deadlines (run by serve_grpc)
         self._token = trio.lowlevel.current_trio_token()
         self._to_trio = _Batch(self._token.run_sync_soon)
         self._to_aio: _Batch | None = None  # made with the loop
@@ -825,6 +832,7 @@ class _ArenaServicer(pb_grpc.ArenaServicer):
             limits=bridge.limits,
             clock_offset=bridge.clock_offset,
             drain=bridge.drain_to_trio,
+            timers=bridge.timers,
         )
         bridge.to_trio(bridge.spawn, conn)
         reader = asyncio.create_task(self._read(context, conn, outbox))
@@ -963,6 +971,7 @@ async def serve_grpc(
         try:
             async with trio.open_nursery() as sessions:
                 bridge.sessions = sessions
+                root.start_soon(bridge.timers.run, name="session timers")
                 root.start_soon(bridge.run_loop_thread, name="grpc.aio loop thread")
                 bound = await bridge.wait_ready()
                 log.info("grpc_serving", host=host, port=bound)
