@@ -144,9 +144,12 @@ def test_an_action_with_too_many_parts_is_refused_before_it_is_read(
 def test_a_request_written_directly_is_the_same_bytes_as_the_message_built(name: str) -> None:
     """``encode_request`` (what the server sends) writes exactly what ``server_message``
     would serialise, in every phase of every preset, with the events riding along (an
-    opponent's move, a defaulted one) and clocks small, large and zero."""
+    opponent's move, a defaulted one) and clocks small, large and zero; also with each
+    seat's ``HistoryMemo`` kept from its last request, across hands."""
     from arena.match.driver import MatchDriver
     from arena.match.messages import Defaulted, OpponentActed
+    from arena.protocol.convert import HistoryMemo
+    from arena.rules import BigGin, Gin, Knock
     from arena.server.wire import (
         encode_event,
         encode_events,
@@ -157,11 +160,12 @@ def test_a_request_written_directly_is_the_same_bytes_as_the_message_built(name:
     )
 
     rng = random.Random(name)
-    requests = 0
-    for seed in range(3):
+    requests = revealed = 0
+    for seed in range(2):
         driver = MatchDriver("w", preset(name), ("a", "b"), seed=seed)
         waiting: list[list[OpponentActed | Defaulted]] = [[], []]
-        for _ in range(3000):
+        memos = (HistoryMemo(), HistoryMemo())
+        for _ in range(1500):
             if driver.is_over:
                 break
             seat = driver.seat_to_act()
@@ -173,14 +177,18 @@ def test_a_request_written_directly_is_the_same_bytes_as_the_message_built(name:
             built = server_message(request, [event_to_pb(m) for m in waiting[seat]])
             encoded = [encode_event(m) for m in waiting[seat]]
             assert encode_request(request, encoded) == built.SerializeToString()
+            assert encode_request(request, encoded, memos[seat]) == built.SerializeToString()
             assert encode_events(encoded) == [
                 pb.ServerMessage(event=event_to_pb(m)).SerializeToString()
                 for m in waiting[seat]]
             requests += 1
+            revealed += request.view.knock is not None
             waiting[seat] = []
-            action = rng.choice(request.view.legal)
+            legal = request.view.legal
+            going_out = [a for a in legal if isinstance(a, Knock | Gin | BigGin)]
+            action = rng.choice(going_out if going_out and rng.random() < 0.7 else legal)
             if rng.random() < 0.05:  # played for the seat, as on a timeout
                 driver.submit(driver.default_action(), defaulted="no answer within 5 ms")
             else:
                 driver.submit(action)
-    assert requests > 100
+    assert requests > 100 and revealed > 0

@@ -545,6 +545,27 @@ class _LineEntries(dict[PublicEvent, bytes]):
 
 
 _HISTORY12 = _LineEntries()
+
+
+class HistoryMemo:
+    """The last history one seat was sent and its encoding. A hand's history only grows,
+    so the next view's is mostly this one: only the events after it are encoded."""
+
+    __slots__ = ("encoded", "history")
+
+    def __init__(self) -> None:
+        self.history: tuple[PublicEvent, ...] = ()
+        self.encoded = b""
+
+    def encode(self, history: tuple[PublicEvent, ...]) -> bytes:
+        """``history`` as field 12 of a View."""
+        n = len(self.history)
+        if n and len(history) >= n and history[:n] == self.history:
+            encoded = self.encoded + b"".join(map(_HISTORY12.__getitem__, history[n:]))
+        else:
+            encoded = b"".join(map(_HISTORY12.__getitem__, history))
+        self.history, self.encoded = history, encoded
+        return encoded
 _SHEETS19: dict[tuple[Sheet, ...], bytes] = {}
 
 
@@ -553,8 +574,9 @@ def _uint(field: int, n: int) -> bytes:
     return _key(field, 0) + varint(n) if n else b""
 
 
-def encode_view(view: PlayerView) -> bytes:
-    """``view_to_pb(view).SerializeToString()``, written directly."""
+def encode_view(view: PlayerView, memo: HistoryMemo | None = None) -> bytes:
+    """``view_to_pb(view).SerializeToString()``, written directly; ``memo``: the history
+    this seat was sent last (see ``HistoryMemo``)."""
     (seat, phase, turn, dealer, hand, hand_sizes, opponent_known, known, pile, stock_count,
      knock_limit, upcard, multiplier, taken, history, knock, _, _, scores, hand_number,
      sheets) = view
@@ -574,7 +596,7 @@ def encode_view(view: PlayerView) -> bytes:
         b"\x48" + small[stock_count] if stock_count else b"",
         b"\x50" + varint(knock_limit) if knock_limit else b"",
         _UPCARD11[upcard] if upcard is not None else b"",
-        join(map(_HISTORY12.__getitem__, history)),
+        memo.encode(history) if memo is not None else join(map(_HISTORY12.__getitem__, history)),
     ]
     append = parts.append
     if knock is not None:
@@ -618,8 +640,11 @@ class _ActionEntries(dict[Action, bytes]):
 
 
 _LEGAL3 = _ActionEntries(3)
+_DISCARD3 = tuple(_LEGAL3[Discard(c)] for c in CARDS)  # by card: no dataclass hash
 
 
 def encode_legal(legal: Iterable[Action]) -> bytes:
     """The legal moves as field 3 of a DecisionRequest (``action_to_pb`` of each)."""
-    return b"".join(map(_LEGAL3.__getitem__, legal))
+    discards, others = _DISCARD3, _LEGAL3
+    return b"".join([discards[a.card] if a.__class__ is Discard else others[a]
+                     for a in legal])

@@ -47,7 +47,7 @@ from arena.match.messages import (
 from arena.match.runner import run_match
 from arena.match.timers import TIMED_OUT, TimedOut
 from arena.protocol import PROTOCOL_VERSION, pb
-from arena.protocol.convert import action_from_pb
+from arena.protocol.convert import HistoryMemo, action_from_pb
 from arena.protocol.records import clean_fault
 from arena.rules import MalformedError, RulesConfig
 from arena.server.bridge import (
@@ -158,6 +158,7 @@ class GrpcSeat:
         self._back = trio.Event()
         self._lost: Entry | None = None  # the session a receive() last found gone
         self._events: list[bytes] = []  # move events (encoded) waiting for the next request
+        self._history = HistoryMemo()  # what this seat's last request said of the hand
 
     def send(self, message: Outgoing) -> None:
         if is_move_event(message):
@@ -170,7 +171,7 @@ class GrpcSeat:
             return
         if isinstance(message, DecisionRequest):
             self._last_request = message.request_id
-            self._push(encode_request(message, self._events))
+            self._push(encode_request(message, self._events, self._history))
             self._events = []
             return
         if self._events:  # a hand or match end: the moves before it go first

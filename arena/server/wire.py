@@ -21,6 +21,7 @@ from arena.match.messages import (
 )
 from arena.protocol import PROTOCOL_VERSION, pb
 from arena.protocol.convert import (
+    HistoryMemo,
     action_to_pb,
     encode_legal,
     encode_view,
@@ -73,10 +74,12 @@ def encode_event(message: OpponentActed | Defaulted) -> bytes:
     return bytes(event_to_pb(message).SerializeToString())
 
 
-def encode_request(message: DecisionRequest, events: Sequence[bytes] = ()) -> bytes:
+def encode_request(message: DecisionRequest, events: Sequence[bytes] = (),
+                   memo: HistoryMemo | None = None) -> bytes:
     """``server_message(message, events).SerializeToString()`` with ``events`` given
-    encoded (``encode_event``), written directly: the request of every decision."""
-    view = encode_view(message.view)
+    encoded (``encode_event``), written directly: the request of every decision. ``memo``:
+    the seat's (see ``HistoryMemo``)."""
+    view = encode_view(message.view, memo)
     parts = [
         b"\x08" + varint(message.request_id) if message.request_id else b"",
         b"\x12" + varint(len(view)), view,
