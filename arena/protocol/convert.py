@@ -172,9 +172,21 @@ def legal_from_pb(items: Sequence[pb.Action], *, runs_only: bool = False) -> tup
     return tuple(out)
 
 
+_PLAIN: dict[str | None, Action] = {"take_upcard": TakeUpcard(), "pass": Pass(),
+                                    "draw_stock": DrawStock(), "draw_discard": DrawDiscard()}
+_DISCARDS = {name: Discard(card) for name, card in _BY_NAME.items()}  # actions are immutable
+
+
 def action_from_pb(msg: pb.Action, *, runs_only: bool = False) -> Action:
     """The action a bot sent; ``MalformedError`` naming the problem if it cannot be read."""
     kind = msg.WhichOneof("kind")
+    plain = _PLAIN.get(kind)  # the moves of most decisions, read once per answer
+    if plain is not None:
+        return plain
+    if kind == "discard":
+        hit = _DISCARDS.get(msg.discard.card)
+        if hit is not None:
+            return hit
     if kind is None:
         raise MalformedError(Code.BAD_ACTION, "empty action: set one of take_upcard, pass, "
                              "draw_stock, draw_discard, discard, knock, gin, big_gin, defend")

@@ -39,7 +39,7 @@ import socket
 import sys
 import threading
 import time
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -452,6 +452,38 @@ class _Batch:
             _run_guarded(fn, *args)
 
 
+class _Outbox:
+    """What one stream's writer is to write, in order (asyncio thread only): items are
+    added without blocking, the writer waits for the next."""
+
+    __slots__ = ("_items", "_loop", "_waiter")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = loop
+        self._items: deque[tuple[_Outgoing, float]] = deque()
+        self._waiter: asyncio.Future[None] | None = None
+
+    def put_nowait(self, item: tuple[_Outgoing, float]) -> None:
+        """Add ``item`` (the item and when it was posted, ``time.perf_counter()``)."""
+        self._items.append(item)
+        waiter = self._waiter
+        if waiter is not None:
+            self._waiter = None
+            if not waiter.done():
+                waiter.set_result(None)
+
+    async def get(self) -> tuple[_Outgoing, float]:
+        """The next item, waiting for one. Cancelling it loses nothing."""
+        items = self._items
+        while not items:
+            self._waiter = waiter = self._loop.create_future()
+            try:
+                await waiter
+            finally:
+                self._waiter = None
+        return items.popleft()
+
+
 @dataclass(frozen=True, slots=True)
 class _Oversized:
     """A message bigger than the arena accepts, in place of its decoded form."""
@@ -745,7 +777,7 @@ class Bridge:
             del self.by_address[host]
 
     def make_post(
-        self, loop: asyncio.AbstractEventLoop, outbox: asyncio.Queue[tuple[_Outgoing, float]]
+        self, loop: asyncio.AbstractEventLoop, outbox: _Outbox
     ) -> Callable[[_Outgoing], None]:
         """A thread-safe way to put into ``outbox`` (the one trio -> asyncio crossing)."""
 
@@ -823,7 +855,7 @@ class _ArenaServicer(pb_grpc.ArenaServicer):
 
     async def _serve(self, context: grpc.aio.ServicerContext, peer: str) -> None:
         bridge = self._bridge
-        outbox: asyncio.Queue[tuple[_Outgoing, float]] = asyncio.Queue()
+        outbox = _Outbox(self._loop)
         metadata = {m.key: m.value for m in context.invocation_metadata() or ()}
         conn = Connection(
             peer=peer,
@@ -867,7 +899,7 @@ class _ArenaServicer(pb_grpc.ArenaServicer):
         self,
         context: grpc.aio.ServicerContext,
         conn: Connection,
-        outbox: asyncio.Queue[tuple[_Outgoing, float]],
+        outbox: _Outbox,
     ) -> None:
         """Forward every message from the bot to the session, then the EOF."""
         to_trio = self._bridge.to_trio
