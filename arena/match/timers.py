@@ -144,6 +144,8 @@ class Mailbox(Generic[T]):
         self._timer: Timer | None = None
         self._is_ended = False
         self._is_closed = False
+        self._on_deadline = self._expire  # bound once: a wait registers it every time
+        self._on_abort = self._abort
 
     def __len__(self) -> int:
         """Items waiting to be read."""
@@ -199,21 +201,21 @@ class Mailbox(Generic[T]):
             return self._items.popleft()
         if self._is_ended:
             return None
-        self._reader = trio.lowlevel.current_task()
         if deadline != math.inf:
             if self._timers is None:
                 raise RuntimeError("a mailbox without a TimerService waits without a deadline")
-            self._timer = self._timers.call_at(deadline, self._expire)
-
-        def abort(_: object) -> trio.lowlevel.Abort:
-            self._reader = None
-            if self._timer is not None:
-                self._timer.cancel()
-                self._timer = None
-            return trio.lowlevel.Abort.SUCCEEDED
-
-        got: T | TimedOut | None = await trio.lowlevel.wait_task_rescheduled(abort)
+            self._timer = self._timers.call_at(deadline, self._on_deadline)
+        self._reader = trio.lowlevel.current_task()
+        got: T | TimedOut | None = await trio.lowlevel.wait_task_rescheduled(self._on_abort)
         return got
+
+    def _abort(self, _: object) -> trio.lowlevel.Abort:
+        """The waiting reader was cancelled: it is no longer waiting."""
+        self._reader = None
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        return trio.lowlevel.Abort.SUCCEEDED
 
     def _expire(self) -> None:
         self._timer = None

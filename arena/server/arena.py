@@ -161,18 +161,18 @@ class GrpcSeat:
         self._history = HistoryMemo()  # what this seat's last request said of the hand
 
     def send(self, message: Outgoing) -> None:
-        if is_move_event(message):
+        if isinstance(message, DecisionRequest):  # most messages: one each decision
+            self._last_request = message.request_id
+            self._push(encode_request(message, self._events, self._history))
+            self._events = []
+            return
+        if is_move_event(message):  # rides in the next request
             self._events.append(encode_event(message))  # type: ignore[arg-type]
             return
         if isinstance(message, MatchStarted):
             start = server_message(message)
             start.match_start.resume_key = self.resume_key
             self._push(start)
-            return
-        if isinstance(message, DecisionRequest):
-            self._last_request = message.request_id
-            self._push(encode_request(message, self._events, self._history))
-            self._events = []
             return
         if self._events:  # a hand or match end: the moves before it go first
             self._push(*encode_events(self._events))
