@@ -6,9 +6,10 @@
 First pinned to one core: hands/s and decisions/s, and the time per decision split
 between the bots' own code and the arena (engine, views, records, policy); then, on the
 same core, what the server adds per decision to turn that into gRPC messages and back
-(the request with its events built and serialised, the answer parsed), and what the
-match runner (its deadline, channel and task switch per decision) costs under trio, with
-64 matches between in-memory seats that answer at once. Then what
+(the request with its events written as the server writes them, the answer parsed), and
+what the match runner (its deadline timer, mailbox and task switch per decision, as the
+gRPC seats wait) costs under trio, with 64 matches between in-memory seats that answer
+at once. Then what
 ``arena play A B --in-process`` does on the whole machine (a pool of one worker per CPU,
 replays off): its hands/s over ``--pool-games`` games.
 """
