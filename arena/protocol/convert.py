@@ -557,6 +557,7 @@ class _LineEntries(dict[PublicEvent, bytes]):
 
 
 _HISTORY12 = _LineEntries()
+_SCORES14: dict[tuple[int, ...], bytes] = {}  # the packed scores, by scores
 
 
 class HistoryMemo:
@@ -615,8 +616,13 @@ def encode_view(view: PlayerView, memo: HistoryMemo | None = None) -> bytes:
         append(length_delimited(13, _revealed(knock.knocker, knock.melds, knock.deadwood_cards,
                                               knock.deadwood).SerializeToString()))
     if scores:
-        packed = join(map(varint, scores))
-        append(b"\x72" + small[len(packed)] + packed)
+        encoded = _SCORES14.get(scores)
+        if encoded is None:
+            packed = join(map(varint, scores))
+            encoded = b"\x72" + varint(len(packed)) + packed
+            if len(_SCORES14) < 4096:
+                _SCORES14[scores] = encoded
+        append(encoded)
     if hand_number:
         append(b"\x78" + varint(hand_number))
     if taken is not None:
