@@ -17,7 +17,9 @@ baseline (bench.raw_grpc_pingpong: the same messages, no trio, no match logic), 
 same ping-pong served through the arena's bridge with no match logic (``--bridge``), which
 shows what the bridge alone costs. The set is repeated ``--rounds`` times: this machine's
 speed drifts by tens of percent from minute to minute, so only neighbouring runs compare.
-Printed: each round, then per count the medians and the range of the per-round ratios.
+Printed: each round, then per count the medians and the range of the per-round ratios,
+and the figure issue 9 point 8 sets a target for: the arena's server CPU per decision
+against raw grpc.aio's server CPU per round trip (``CPU ×``), at most 1.5×.
 """
 
 from __future__ import annotations
@@ -45,6 +47,9 @@ from bench.raw_grpc_pingpong import RPC_TIMEOUT, pin, server_cpu_seconds
 from bench.spawn import python_module
 
 ROOT = Path(__file__).resolve().parents[1]
+CPU_RATIO_TARGET = 1.5
+"""Issue 9 point 8: the arena's server CPU per decision at most this many times raw
+grpc.aio's server CPU per round trip, measured in the same run."""
 
 
 def free_port() -> int:
@@ -225,7 +230,7 @@ def main() -> int:
     print(f"{'matches':>7} {'p50':>6} {'p99':>6} {'charged':>7} {'dec/s':>6} {'hands/s':>7} "
           f"{'CPU':>4} {'trio/d':>6} {'rest/d':>6} {'sw/d':>5} | {'raw p50':>7} {'rt/s':>5} "
           f"{'µs/rt':>5} | {'bridge p50':>10} {'rt/s':>5} | {'p50 ×':>5} {'thr %':>5} "
-          f"{'bridge %':>8}")
+          f"{'bridge %':>8} {'CPU ×':>5}")
     Row = tuple[dict[str, float], dict[str, float], dict[str, float]]
     summary: dict[int, list[Row]] = {n: [] for n in levels}
     for _ in range(args.rounds):
@@ -245,16 +250,25 @@ def main() -> int:
                   f" {b.get('p50_us', nan):>10.0f} {b.get('rt_per_s', nan):>5.0f} |"
                   f" {a.get('p50_us', nan) / r.get('p50_us', nan):>5.2f}"
                   f" {a['decisions_per_s'] / raw_rate * 100:>5.0f}"
-                  f" {b.get('rt_per_s', nan) / raw_rate * 100:>8.0f}", flush=True)
+                  f" {b.get('rt_per_s', nan) / raw_rate * 100:>8.0f}"
+                  f" {cpu_ratio(a, r):>5.2f}", flush=True)
+    if not args.no_raw:
+        print("server CPU per decision, arena vs raw grpc.aio (medians over the rounds; "
+              "issue 9 point 8):")
+        for n in levels:
+            rows = summary[n]
+            trio_us = med([a.get("trio_us", nan) for a, _, _ in rows])
+            rest_us = med([a.get("other_us", nan) for a, _, _ in rows])
+            arena_cpu = med([a.get("trio_us", nan) + a.get("other_us", nan)
+                             for a, _, _ in rows])
+            raw_cpu = med([r.get("server_cpu_us_per_rt") or nan for _, r, _ in rows])
+            ratios = [cpu_ratio(a, r) for a, r, _ in rows]
+            verdict = "met" if med(ratios) <= CPU_RATIO_TARGET else "not met"
+            print(f"{n:>7} matches: arena {arena_cpu:.0f} µs a decision (trio {trio_us:.0f} + "
+                  f"rest {rest_us:.0f}) vs raw {raw_cpu:.0f} µs a round trip: CPU ratio "
+                  f"{med(ratios):.2f}× (median of the rounds; rounds {spread(ratios, '.2f')}×); "
+                  f"target ≤ {CPU_RATIO_TARGET}×: {verdict}")
     print("medians over the rounds (ratio of medians; per-round ratios' range):")
-
-    def med(values: list[float]) -> float:
-        known = [v for v in values if not math.isnan(v)]
-        return statistics.median(known) if known else nan
-
-    def spread(values: list[float], fmt: str) -> str:
-        known = [v for v in values if not math.isnan(v)]
-        return f"{min(known):{fmt}}-{max(known):{fmt}}" if known else "-"
 
     for n in levels:
         rows = summary[n]
@@ -277,6 +291,27 @@ def main() -> int:
               f"bridge alone p50 {bridge_p50:.0f} µs, {bridge_rate:,.0f} rt/s "
               f"({bridge_rate / raw_rate * 100:.0f}%; rounds {spread(bthr, '.0f')}%)")
     return 0
+
+
+def med(values: list[float]) -> float:
+    """The median of the known values (NaN if none)."""
+    nan = float("nan")
+    known = [v for v in values if not math.isnan(v)]
+    return statistics.median(known) if known else nan
+
+
+def spread(values: list[float], fmt: str) -> str:
+    """The known values' range as "low-high", or "-" if none."""
+    known = [v for v in values if not math.isnan(v)]
+    return f"{min(known):{fmt}}-{max(known):{fmt}}" if known else "-"
+
+
+def cpu_ratio(arena: dict[str, float], raw: dict[str, float]) -> float:
+    """The arena's server CPU per decision over raw's server CPU per round trip (NaN if
+    either is unknown)."""
+    nan = float("nan")
+    arena_us = arena.get("trio_us", nan) + arena.get("other_us", nan)
+    return arena_us / (raw.get("server_cpu_us_per_rt") or nan)
 
 
 if __name__ == "__main__":

@@ -6,9 +6,10 @@
 First pinned to one core: hands/s and decisions/s, and the time per decision split
 between the bots' own code and the arena (engine, views, records, policy); then, on the
 same core, what the server adds per decision to turn that into gRPC messages and back
-(the request with its events built and serialised, the answer parsed), and what the
-match runner (its deadline, channel and task switch per decision) costs under trio, with
-64 matches between in-memory seats that answer at once. Then what
+(the request with its events written as the server writes them, the answer parsed), and
+what the match runner (its deadline timer, mailbox and task switch per decision, as the
+gRPC seats wait) costs under trio, with 64 matches between in-memory seats that answer
+at once. Then what
 ``arena play A B --in-process`` does on the whole machine (a pool of one worker per CPU,
 replays off): its hands/s over ``--pool-games`` games.
 """
@@ -16,7 +17,6 @@ replays off): its hands/s over ``--pool-games`` games.
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import time
 from typing import Any
@@ -32,7 +32,12 @@ from arena.match.driver import MatchDriver
 from arena.match.local import play_local
 from arena.match.messages import DecisionRequest, Outgoing, Reply
 from arena.match.runner import run_match
-from arena.server.wire import event_to_pb, is_move_event, server_message
+from arena.match.timers import Mailbox, TimedOut, TimerService
+from arena.server.wire import (
+    encode_event,
+    encode_request,
+    is_move_event,
+)
 
 
 def timed(cls: type[Any], clock: list[float]) -> Any:
@@ -49,21 +54,22 @@ def timed(cls: type[Any], clock: list[float]) -> Any:
 
 def wire_cost(rules: Any, bots: tuple[type[Any], type[Any]], matches: int) -> tuple[float, int]:
     """Seconds spent in the server's protobuf conversions over ``matches`` matches, and the
-    decisions they made: per request ``server_message`` (with the move events that ride in
-    it) and its serialisation, per answer parsing the bytes and ``action_from_pb``."""
+    decisions they made: per request its bytes as the server writes them
+    (``encode_request``, with the move events that ride in it), per answer parsing the
+    bytes and ``action_from_pb``."""
     spent, decisions = 0.0, 0
     for i in range(matches):
         driver = MatchDriver(f"w{i}", rules, ("a", "b"), seed=i, first_dealer=i % 2)
         players = (bots[0](), bots[1]())
-        events: list[list[pb.Event]] = [[], []]
+        events: list[list[bytes]] = [[], []]
         while not driver.is_over:
             seat = driver.seat_to_act()
             request = driver.next_request(5000, 0)
             t = time.perf_counter()
             for to, message in driver.drain():
                 if is_move_event(message):
-                    events[to].append(event_to_pb(message))  # type: ignore[arg-type]
-            server_message(request, events[seat]).SerializeToString()
+                    events[to].append(encode_event(message))  # type: ignore[arg-type]
+            encode_request(request, events[seat])
             events[seat] = []
             spent += time.perf_counter() - t
             action = players[seat].decide(request.view)
@@ -83,18 +89,19 @@ def _quick_move(legal: tuple[Action, ...]) -> Action:
 
 
 class _InstantSeat:
-    """A runner seat answering each request at once with ``_quick_move``."""
+    """A runner seat answering each request at once with ``_quick_move``, waited for as
+    the gRPC seats are (a mailbox with a deadline of a shared ``TimerService``)."""
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, timers: TimerService) -> None:
         self.name = name
-        self._send, self._inbox = trio.open_memory_channel[Reply](math.inf)
+        self._inbox = Mailbox[Reply](timers)
 
     def send(self, message: Outgoing) -> None:
         if isinstance(message, DecisionRequest):
-            self._send.send_nowait(Reply(message.request_id, _quick_move(message.view.legal)))
+            self._inbox.put(Reply(message.request_id, _quick_move(message.view.legal)))
 
-    async def receive(self) -> Reply | None:
-        return await self._inbox.receive()
+    async def receive(self, deadline: float) -> Reply | TimedOut | None:
+        return await self._inbox.get(deadline)
 
     async def wait_back(self, grace_s: float) -> bool:
         return False
@@ -104,20 +111,24 @@ def runner_cost(rules: Any, matches: int, seconds: float) -> tuple[float, float]
     """µs a decision of ``run_match`` with ``matches`` at once between instant seats, and
     of the driver alone making the same kind of moves."""
     decisions = [0]
+    timers = TimerService()
 
     async def one(i: int, stop: float) -> None:
         k = 0
         while time.perf_counter() < stop:
             driver = MatchDriver(f"r{i}-{k}", rules, ("a", "b"), seed=i * 10_000 + k)
-            await run_match(driver, (_InstantSeat("a"), _InstantSeat("b")))
+            await run_match(driver, (_InstantSeat("a", timers), _InstantSeat("b", timers)))
             decisions[0] += sum(s.decisions for s in driver.stats)
             k += 1
 
     async def all_matches() -> float:
         start = time.perf_counter()
-        async with trio.open_nursery() as nursery:
-            for i in range(matches):
-                nursery.start_soon(one, i, start + seconds)
+        async with trio.open_nursery() as service:
+            service.start_soon(timers.run)
+            async with trio.open_nursery() as nursery:
+                for i in range(matches):
+                    nursery.start_soon(one, i, start + seconds)
+            service.cancel_scope.cancel()
         return time.perf_counter() - start
 
     elapsed = trio.run(all_matches)

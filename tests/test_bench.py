@@ -30,6 +30,8 @@ def test_arena_speed_prints_arena_raw_and_bridge_figures() -> None:
     assert "nan" not in summary
     if Path("/proc/self/stat").exists():  # the server's CPU split comes from /proc
         assert "nan" not in out
+        cpu = next(line for line in out.splitlines() if "CPU ratio" in line)
+        assert "a decision" in cpu and "a round trip" in cpu and "target ≤ 1.5×" in cpu
 
 
 @pytest.mark.timeout(200)

@@ -147,3 +147,58 @@ def test_an_action_with_too_many_parts_is_refused_before_it_is_read(
         action: pb.Action, problem: str) -> None:
     with pytest.raises(MalformedError, match=problem):
         action_from_pb(action)
+
+
+@pytest.mark.parametrize("name", sorted(PRESETS))
+def test_a_request_written_directly_is_the_same_bytes_as_the_message_built(name: str) -> None:
+    """``encode_request`` (what the server sends) writes exactly what ``server_message``
+    would serialise, in every phase of every preset, with the events riding along (an
+    opponent's move, a defaulted one) and clocks small, large and zero; also with each
+    seat's ``HistoryMemo`` kept from its last request, across hands."""
+    from gin_arena_core.protocol.convert import HistoryMemo
+    from gin_arena_core.rules import BigGin, Gin, Knock
+
+    from arena.match.driver import MatchDriver
+    from arena.match.messages import Defaulted, OpponentActed
+    from arena.server.wire import (
+        encode_event,
+        encode_events,
+        encode_request,
+        event_to_pb,
+        is_move_event,
+        server_message,
+    )
+
+    rng = random.Random(name)
+    requests = revealed = 0
+    for seed in range(2):
+        driver = MatchDriver("w", preset(name), ("a", "b"), seed=seed)
+        waiting: list[list[OpponentActed | Defaulted]] = [[], []]
+        memos = (HistoryMemo(), HistoryMemo())
+        for _ in range(1500):
+            if driver.is_over:
+                break
+            seat = driver.seat_to_act()
+            request = driver.next_request(rng.choice([0, 7, 4000, 200_000]),
+                                          rng.choice([0, 60_000, 3_000_000]))
+            for to, message in driver.drain():
+                if is_move_event(message):
+                    waiting[to].append(message)  # type: ignore[arg-type]
+            built = server_message(request, [event_to_pb(m) for m in waiting[seat]])
+            encoded = [encode_event(m) for m in waiting[seat]]
+            assert encode_request(request, encoded) == built.SerializeToString()
+            assert encode_request(request, encoded, memos[seat]) == built.SerializeToString()
+            assert encode_events(encoded) == [
+                pb.ServerMessage(event=event_to_pb(m)).SerializeToString()
+                for m in waiting[seat]]
+            requests += 1
+            revealed += request.view.knock is not None
+            waiting[seat] = []
+            legal = request.view.legal
+            going_out = [a for a in legal if isinstance(a, Knock | Gin | BigGin)]
+            action = rng.choice(going_out if going_out and rng.random() < 0.7 else legal)
+            if rng.random() < 0.05:  # played for the seat, as on a timeout
+                driver.submit(driver.default_action(), defaulted="no answer within 5 ms")
+            else:
+                driver.submit(action)
+    assert requests > 100 and revealed > 0

@@ -37,6 +37,7 @@ from arena.match.messages import (
     Termination,
 )
 from arena.match.policy import Forfeit, SeatPolicy, refused_default_reason
+from arena.match.timers import TIMED_OUT, TimedOut
 
 log = structlog.get_logger("arena.match")
 
@@ -49,8 +50,10 @@ class Seat(Protocol):
     def send(self, message: Outgoing) -> None:
         """Queue a message for the bot; never blocks."""
 
-    async def receive(self) -> Reply | None:
-        """The bot's next answer; None once the bot is gone (disconnected, closed).
+    async def receive(self, deadline: float) -> Reply | TimedOut | None:
+        """The bot's next answer; None once the bot is gone (disconnected, closed);
+        ``TIMED_OUT`` if trio's clock reaches ``deadline`` first (see
+        ``arena.match.timers``: a seat with no timers of its own waits with ``receive_by``).
         Cancelling it loses nothing."""
 
     def poll(self) -> Reply | None:
@@ -135,15 +138,16 @@ async def _play(driver: MatchDriver, seats: tuple[Seat, Seat],
         budget_s = policy.budget_ms(seat) / 1000
         rejections = stale = reports = 0
         while True:
-            reply: Reply | None = None
             credit_s = lag() - lag_mark
-            with trio.move_on_at(started + budget_s + credit_s) as scope:
-                reply = await conn.receive()
-            if scope.cancelled_caught:
+            got = await conn.receive(started + budget_s + credit_s)
+            timed_out = got is TIMED_OUT
+            if got is TIMED_OUT:
                 reply = conn.poll()  # it may have arrived while this loop was busy
                 credit_s = lag() - lag_mark
                 if reply is None and now() < started + budget_s + credit_s:
                     continue  # the arena ran late meanwhile: that time is the bot's
+            else:
+                reply = got
             if reply is not None and reply.arrived is not None:
                 # timed by when it reached the arena, with the lag up to that moment
                 if reply.lag is not None:
@@ -151,7 +155,7 @@ async def _play(driver: MatchDriver, seats: tuple[Seat, Seat],
                 elapsed_ms = max(0.0, (reply.arrived - started - credit_s) * 1000)
             else:
                 elapsed_ms = max(0.0, (now() - started - credit_s) * 1000)
-            if (reply is None and scope.cancelled_caught) or elapsed_ms > budget_s * 1000:
+            if (reply is None and timed_out) or elapsed_ms > budget_s * 1000:
                 driver.note_timeout(seat)
                 bound.info("timeout", seat=seat, bot=conn.name, ms=round(elapsed_ms),
                            credited_ms=round(credit_s * 1000), strikes=policy.strikes[seat] + 1)

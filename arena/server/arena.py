@@ -32,7 +32,7 @@ import grpc
 import structlog
 import trio
 from gin_arena_core.protocol import PROTOCOL_VERSION, pb
-from gin_arena_core.protocol.convert import action_from_pb
+from gin_arena_core.protocol.convert import HistoryMemo, action_from_pb
 from gin_arena_core.protocol.records import clean_fault
 from gin_arena_core.rules import MalformedError
 
@@ -47,6 +47,7 @@ from arena.match.messages import (
     Termination,
 )
 from arena.match.runner import run_match
+from arena.match.timers import TIMED_OUT, TimedOut
 from arena.server.admission import Admission
 from arena.server.bridge import (
     Bridge,
@@ -57,7 +58,13 @@ from arena.server.bridge import (
     serve_grpc,
 )
 from arena.server.lobby import Lobby
-from arena.server.wire import event_to_pb, is_move_event, server_message
+from arena.server.wire import (
+    encode_event,
+    encode_events,
+    encode_request,
+    is_move_event,
+    server_message,
+)
 
 log = structlog.get_logger("arena.server")
 
@@ -159,44 +166,46 @@ class GrpcSeat:
         self._last_request = 0
         self._back = trio.Event()
         self._lost: Entry | None = None  # the session a receive() last found gone
-        self._events: list[pb.Event] = []  # move events waiting for the next request
+        self._events: list[bytes] = []  # move events (encoded) waiting for the next request
+        self._history = HistoryMemo()  # what this seat's last request said of the hand
 
     def send(self, message: Outgoing) -> None:
-        if is_move_event(message):
-            self._events.append(event_to_pb(message))  # type: ignore[arg-type]
+        if isinstance(message, DecisionRequest):  # most messages: one each decision
+            self._last_request = message.request_id
+            self._push(encode_request(message, self._events, self._history))
+            self._events = []
+            return
+        if is_move_event(message):  # rides in the next request
+            self._events.append(encode_event(message))  # type: ignore[arg-type]
             return
         if isinstance(message, MatchStarted):
             start = server_message(message)
             start.match_start.resume_key = self.resume_key
             self._push(start)
             return
-        if isinstance(message, DecisionRequest):
-            self._last_request = message.request_id
-            out = server_message(message, self._events)
+        if self._events:  # a hand or match end: the moves before it go first
+            self._push(*encode_events(self._events))
             self._events = []
-        else:
-            out = None
-            if self._events:  # a hand or match end: the moves before it go first
-                self._push(*(pb.ServerMessage(event=e) for e in self._events))
-                self._events = []
-        self._push(out if out is not None else server_message(message))
+        self._push(server_message(message))
 
-    def _push(self, *messages: pb.ServerMessage) -> None:
+    def _push(self, *messages: pb.ServerMessage | bytes) -> None:
         conn = self.entry.conn
         if not conn.is_gone:
             with contextlib.suppress(trio.ClosedResourceError):
                 for m in messages:
                     conn.send(m)
 
-    async def receive(self) -> Reply | None:
+    async def receive(self, deadline: float) -> Reply | TimedOut | None:
         entry = self.entry
         try:
-            msg = await entry.conn.receive()
+            msg = await entry.conn.receive_by(deadline)
         except trio.ClosedResourceError:
             msg = None
         if msg is None:
             self._lost = entry
             return None
+        if msg is TIMED_OUT:
+            return msg
         return self._reply(msg, entry.conn)
 
     def poll(self) -> Reply | None:

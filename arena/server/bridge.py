@@ -39,7 +39,7 @@ import socket
 import sys
 import threading
 import time
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -55,6 +55,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from arena.match.lag import DelayAverage, LagTracker
+from arena.match.timers import TIMED_OUT, Mailbox, TimedOut, TimerService
 
 __all__ = [
     "ARENA_SERVICE",
@@ -185,7 +186,7 @@ class _Finish:
     retry_after_s: float = 0.0
 
 
-_Outgoing: TypeAlias = "pb.ServerMessage | _Finish"
+_Outgoing: TypeAlias = "pb.ServerMessage | bytes | _Finish"
 
 
 def _run_guarded(fn: Callable[[*_Ts], object], *args: *_Ts) -> None:
@@ -214,11 +215,13 @@ class Connection:
         limits: StreamLimits | None = None,
         clock_offset: float = 0.0,
         drain: Callable[[], None] | None = None,
+        timers: TimerService | None = None,
     ) -> None:
         """Built by the bridge on the asyncio thread; ``post`` hands an item to its writer.
         ``clock_offset`` turns ``time.perf_counter()`` into trio's clock; ``drain`` runs on
         the trio thread whatever the asyncio side has already handed over (messages read,
-        streams ended) but trio has not run yet."""
+        streams ended) but trio has not run yet; ``timers`` serve :meth:`receive_by`'s
+        deadlines."""
         self.peer: Final = peer
         """The client's address as gRPC reports it, e.g. ``"ipv4:127.0.0.1:53422"``."""
         self.metadata: Final = MappingProxyType(dict(metadata))
@@ -237,8 +240,7 @@ class Connection:
         self._drain = drain
         self._limits = limits or StreamLimits()
         self._clock_offset = clock_offset
-        self._inbox_send, self._inbox = trio.open_memory_channel[
-            tuple[pb.BotMessage, float, float, int]](math.inf)
+        self._inbox = Mailbox[tuple[pb.BotMessage, float, float, int]](timers)
         self._unread_bytes = 0
         self._is_finished = False  # close() or abort() was called
         self._is_gone = False  # the call is over
@@ -252,15 +254,17 @@ class Connection:
         """
         return self._is_gone
 
-    def send(self, message: pb.ServerMessage) -> None:
-        """Queue ``message`` for the bot without blocking.
+    def send(self, message: pb.ServerMessage | bytes) -> None:
+        """Queue ``message`` for the bot without blocking (``bytes``: a ServerMessage
+        already encoded, written as they are).
 
         Messages are written in order, and before any status set by :meth:`abort`. If the
         bot is already gone the message is dropped silently (the session's scope is being
         cancelled anyway). Raises :class:`trio.ClosedResourceError` after :meth:`close` or
-        :meth:`abort`, and :class:`TypeError` for anything but a ``pb.ServerMessage``.
+        :meth:`abort`, and :class:`TypeError` for anything but a ``pb.ServerMessage`` or
+        ``bytes``.
         """
-        if not isinstance(message, pb.ServerMessage):
+        if not isinstance(message, bytes | pb.ServerMessage):
             raise TypeError(f"send() takes a pb.ServerMessage, not {type(message).__name__}")
         if self._is_finished:
             raise trio.ClosedResourceError("send() after close() or abort()")
@@ -275,10 +279,17 @@ class Connection:
         returned by the next call. Raises :class:`trio.ClosedResourceError` after
         :meth:`close` or :meth:`abort`.
         """
-        try:
-            item = await self._inbox.receive()
-        except trio.EndOfChannel:
+        item = await self._inbox.get()
+        if item is None or item is TIMED_OUT:
             return None
+        return self._took(item)
+
+    async def receive_by(self, deadline: float) -> pb.BotMessage | TimedOut | None:
+        """:meth:`receive`, or ``TIMED_OUT`` if trio's clock reaches ``deadline`` first
+        (a timer of the bridge's, not a cancel scope: a match waits so for every decision)."""
+        item = await self._inbox.get(deadline)
+        if item is None or item is TIMED_OUT:
+            return item
         return self._took(item)
 
     def receive_nowait(self) -> pb.BotMessage | None:
@@ -287,11 +298,8 @@ class Connection:
         :class:`trio.ClosedResourceError` after :meth:`close` or :meth:`abort`."""
         if self._drain is not None:
             self._drain()
-        try:
-            item = self._inbox.receive_nowait()
-        except (trio.WouldBlock, trio.EndOfChannel):
-            return None
-        return self._took(item)
+        item = self._inbox.get_nowait()
+        return None if item is None else self._took(item)
 
     def _took(self, item: tuple[pb.BotMessage, float, float, int]) -> pb.BotMessage:
         message, stamp, lag, size = item
@@ -346,7 +354,7 @@ class Connection:
         if self._is_finished or self._is_gone:
             return
         limits = self._limits
-        unread = self._inbox.statistics().current_buffer_used
+        unread = len(self._inbox)
         if unread >= limits.max_unread_messages or (
                 limits.max_unread_bytes and self._unread_bytes + size > limits.max_unread_bytes):
             log.warning("bot_flooding", bot=self.bot or None, peer=self.peer,
@@ -360,16 +368,16 @@ class Connection:
             self.cancel_scope.cancel()
             return
         self._unread_bytes += size
-        self._inbox_send.send_nowait((message, stamp, lag, size))
+        self._inbox.put((message, stamp, lag, size))
 
     def _deliver_eof(self) -> None:
         """The bot half-closed its side: receive() returns None after the buffered messages."""
-        self._inbox_send.close()
+        self._inbox.end()
 
     def _on_call_ended(self) -> None:
         """The call is over (ended by us, by the client, or by the server stopping)."""
         self._is_gone = True
-        self._inbox_send.close()
+        self._inbox.end()
         if not self._is_finished:
             self.cancel_scope.cancel()
 
@@ -444,6 +452,38 @@ class _Batch:
             _run_guarded(fn, *args)
 
 
+class _Outbox:
+    """What one stream's writer is to write, in order (asyncio thread only): items are
+    added without blocking, the writer waits for the next."""
+
+    __slots__ = ("_items", "_loop", "_waiter")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = loop
+        self._items: deque[tuple[_Outgoing, float]] = deque()
+        self._waiter: asyncio.Future[None] | None = None
+
+    def put_nowait(self, item: tuple[_Outgoing, float]) -> None:
+        """Add ``item`` (the item and when it was posted, ``time.perf_counter()``)."""
+        self._items.append(item)
+        waiter = self._waiter
+        if waiter is not None:
+            self._waiter = None
+            if not waiter.done():
+                waiter.set_result(None)
+
+    async def get(self) -> tuple[_Outgoing, float]:
+        """The next item, waiting for one. Cancelling it loses nothing."""
+        items = self._items
+        while not items:
+            self._waiter = waiter = self._loop.create_future()
+            try:
+                await waiter
+            finally:
+                self._waiter = None
+        return items.popleft()
+
+
 @dataclass(frozen=True, slots=True)
 class _Oversized:
     """A message bigger than the arena accepts, in place of its decoded form."""
@@ -465,13 +505,21 @@ def _bounded_reader(limit: int) -> Callable[[bytes], pb.BotMessage | _Oversized]
     return read
 
 
+def _serialize(message: pb.ServerMessage | bytes) -> bytes:
+    """A Play message's bytes (one the session encoded itself passes as it is)."""
+    if isinstance(message, bytes):
+        return message
+    encoded: bytes = message.SerializeToString()
+    return encoded
+
+
 def _add_arena_service(servicer: _ArenaServicer, server: grpc.aio.Server, limit: int) -> None:
     """Register the Arena service as the generated code does, but with Play's messages
     decoded by ``_bounded_reader(limit)``."""
     handlers = {
         "Play": grpc.stream_stream_rpc_method_handler(
             servicer.Play, request_deserializer=_bounded_reader(limit),
-            response_serializer=pb.ServerMessage.SerializeToString),
+            response_serializer=_serialize),
         "Leaderboard": grpc.unary_unary_rpc_method_handler(
             servicer.Leaderboard, request_deserializer=pb.LeaderboardRequest.FromString,
             response_serializer=pb.LeaderboardReply.SerializeToString),
@@ -518,6 +566,7 @@ class Bridge:
         self.refused = 0
         self._refusal_logged: dict[str, float] = {}
         self.sessions: trio.Nursery | None = None  # set before the loop thread starts
+        self.timers = TimerService()  # trio thread: the sessions' deadlines (run by serve_grpc)
         self._token = trio.lowlevel.current_trio_token()
         self._to_trio = _Batch(self._token.run_sync_soon)
         self._to_aio: _Batch | None = None  # made with the loop
@@ -728,7 +777,7 @@ class Bridge:
             del self.by_address[host]
 
     def make_post(
-        self, loop: asyncio.AbstractEventLoop, outbox: asyncio.Queue[tuple[_Outgoing, float]]
+        self, loop: asyncio.AbstractEventLoop, outbox: _Outbox
     ) -> Callable[[_Outgoing], None]:
         """A thread-safe way to put into ``outbox`` (the one trio -> asyncio crossing)."""
 
@@ -806,7 +855,7 @@ class _ArenaServicer(pb_grpc.ArenaServicer):
 
     async def _serve(self, context: grpc.aio.ServicerContext, peer: str) -> None:
         bridge = self._bridge
-        outbox: asyncio.Queue[tuple[_Outgoing, float]] = asyncio.Queue()
+        outbox = _Outbox(self._loop)
         metadata = {m.key: m.value for m in context.invocation_metadata() or ()}
         conn = Connection(
             peer=peer,
@@ -815,6 +864,7 @@ class _ArenaServicer(pb_grpc.ArenaServicer):
             limits=bridge.limits,
             clock_offset=bridge.clock_offset,
             drain=bridge.drain_to_trio,
+            timers=bridge.timers,
         )
         bridge.to_trio(bridge.spawn, conn)
         reader = asyncio.create_task(self._read(context, conn, outbox))
@@ -849,7 +899,7 @@ class _ArenaServicer(pb_grpc.ArenaServicer):
         self,
         context: grpc.aio.ServicerContext,
         conn: Connection,
-        outbox: asyncio.Queue[tuple[_Outgoing, float]],
+        outbox: _Outbox,
     ) -> None:
         """Forward every message from the bot to the session, then the EOF."""
         to_trio = self._bridge.to_trio
@@ -953,6 +1003,7 @@ async def serve_grpc(
         try:
             async with trio.open_nursery() as sessions:
                 bridge.sessions = sessions
+                root.start_soon(bridge.timers.run, name="session timers")
                 root.start_soon(bridge.run_loop_thread, name="grpc.aio loop thread")
                 bound = await bridge.wait_ready()
                 log.info("grpc_serving", host=host, port=bound)

@@ -10,11 +10,16 @@ from collections.abc import Sequence
 
 from gin_arena_core.protocol import PROTOCOL_VERSION, pb
 from gin_arena_core.protocol.convert import (
+    HistoryMemo,
     action_to_pb,
+    encode_legal,
+    encode_view,
     fill_view,
     hand_result_to_pb,
+    length_delimited,
     public_event_to_pb,
     time_control_to_pb,
+    varint,
 )
 from gin_arena_core.rules import PublicEvent
 
@@ -53,6 +58,46 @@ def event_to_pb(message: OpponentActed | Defaulted) -> pb.Event:
     return pb.Event(own_action_defaulted=pb.PublicAction(
         seat=e.seat, action=action_to_pb(message.action),
         card=str(e.card) if e.card is not None else "", reason=message.reason))
+
+
+_EVENT_BYTES: dict[PublicEvent, bytes] = {}
+
+
+def encode_event(message: OpponentActed | Defaulted) -> bytes:
+    """``event_to_pb(message).SerializeToString()`` (an opponent's move encoded once)."""
+    if isinstance(message, OpponentActed):
+        hit = _EVENT_BYTES.get(message.event)
+        if hit is None:
+            hit = event_to_pb(message).SerializeToString()
+            if len(_EVENT_BYTES) < 4096:
+                _EVENT_BYTES[message.event] = hit
+        return hit
+    return bytes(event_to_pb(message).SerializeToString())
+
+
+def encode_request(message: DecisionRequest, events: Sequence[bytes] = (),
+                   memo: HistoryMemo | None = None) -> bytes:
+    """``server_message(message, events).SerializeToString()`` with ``events`` given
+    encoded (``encode_event``), written directly: the request of every decision. ``memo``:
+    the seat's (see ``HistoryMemo``)."""
+    view = encode_view(message.view, memo)
+    parts = [
+        b"\x08" + varint(message.request_id) if message.request_id else b"",
+        b"\x12" + varint(len(view)), view,
+        encode_legal(message.view.legal),
+        b"\x20" + varint(message.time_left_ms) if message.time_left_ms else b"",
+        b"\x28" + varint(message.bank_left_ms) if message.bank_left_ms else b"",
+        b"\x30" + varint(message.last_latency_ms) if message.last_latency_ms else b"",
+        b"\x38\x01" if message.previous_defaulted else b"",
+    ]
+    parts.extend(length_delimited(8, e) for e in events)
+    body = b"".join(parts)
+    return b"\x12" + varint(len(body)) + body
+
+
+def encode_events(events: Sequence[bytes]) -> list[bytes]:
+    """Each encoded event (``encode_event``) as a ServerMessage of its own."""
+    return [length_delimited(3, e) for e in events]
 
 
 def server_message(message: Outgoing, events: Sequence[pb.Event] = ()) -> pb.ServerMessage:

@@ -37,6 +37,7 @@ from arena.match.messages import (
     TimeControl,
 )
 from arena.match.runner import MAX_STALE, run_match
+from arena.match.timers import TimedOut, receive_by
 from sample_bots import GreedyBot
 
 pytestmark = pytest.mark.timeout(60)
@@ -114,7 +115,10 @@ class ScriptedSeat:
                 return self._inbox.pop(i)[1]
         return None
 
-    async def receive(self) -> Reply | None:
+    async def receive(self, deadline: float) -> Reply | TimedOut | None:
+        return await receive_by(deadline, self._next)
+
+    async def _next(self) -> Reply | None:
         await trio.lowlevel.checkpoint()  # as a real channel's receive: cancellable first
         while True:
             if self._inbox:
@@ -302,9 +306,9 @@ def test_an_unreadable_answer_is_refused_as_malformed() -> None:
     class Garbled(ScriptedSeat):
         garbled = False
 
-        async def receive(self) -> Reply | None:
-            reply = await super().receive()
-            if not self.garbled and reply is not None:
+        async def receive(self, deadline: float) -> Reply | TimedOut | None:
+            reply = await super().receive(deadline)
+            if not self.garbled and isinstance(reply, Reply):
                 self.garbled = True
                 return Reply(reply.request_id, None, "action: unknown card 'ZZ'")
             return reply

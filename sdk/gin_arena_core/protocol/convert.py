@@ -172,9 +172,21 @@ def legal_from_pb(items: Sequence[pb.Action], *, runs_only: bool = False) -> tup
     return tuple(out)
 
 
+_PLAIN: dict[str | None, Action] = {"take_upcard": TakeUpcard(), "pass": Pass(),
+                                    "draw_stock": DrawStock(), "draw_discard": DrawDiscard()}
+_DISCARDS = {name: Discard(card) for name, card in _BY_NAME.items()}  # actions are immutable
+
+
 def action_from_pb(msg: pb.Action, *, runs_only: bool = False) -> Action:
     """The action a bot sent; ``MalformedError`` naming the problem if it cannot be read."""
     kind = msg.WhichOneof("kind")
+    plain = _PLAIN.get(kind)  # the moves of most decisions, read once per answer
+    if plain is not None:
+        return plain
+    if kind == "discard":
+        hit = _DISCARDS.get(msg.discard.card)
+        if hit is not None:
+            return hit
     if kind is None:
         raise MalformedError(Code.BAD_ACTION, "empty action: set one of take_upcard, pass, "
                              "draw_stock, draw_discard, discard, knock, gin, big_gin, defend")
@@ -480,3 +492,177 @@ def bot_error_reply(request_id: int, error: str) -> pb.BotMessage:
 def bot_error_report(error: str) -> pb.BotMessage:
     """A bot error outside a decision (see BotError)."""
     return pb.BotMessage(error=pb.BotError(message=clean_fault(error)))
+
+
+# ---------------------------------------------------------------- encoding
+#
+# A decision request is built for every decision, and building it as a protobuf message
+# field by field costs more than the rest of the server's work on it. These functions
+# write the same bytes directly (the wire format of proto3: fields in number order,
+# defaults left out, packed repeated numbers), from parts encoded once and reused: a card
+# in a given field, a history line, a legal move. ``tests/test_convert.py`` pins them to
+# ``SerializeToString`` of the messages built above.
+
+
+def _varint_of(n: int) -> bytes:
+    if n < 0:
+        n += 1 << 64  # int32/int64: ten bytes of two's complement
+    out = bytearray()
+    while n > 0x7F:
+        out.append((n & 0x7F) | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+_SMALL = tuple(_varint_of(n) for n in range(1 << 14))
+
+
+def varint(n: int) -> bytes:
+    """``n`` as a protobuf varint (a negative int32 as ten bytes, as protobuf writes it)."""
+    return _SMALL[n] if 0 <= n < 16384 else _varint_of(n)
+
+
+def _key(field: int, wire_type: int) -> bytes:
+    return _varint_of(field << 3 | wire_type)
+
+
+_KEYS2 = tuple(_key(field, 2) for field in range(32))  # a length-delimited field's key
+
+
+def length_delimited(field: int, body: bytes) -> bytes:
+    """Field ``field`` (1-31) holding ``body`` (a string or an encoded message)."""
+    n = len(body)
+    return _KEYS2[field] + (_SMALL[n] if n < 16384 else _varint_of(n)) + body
+
+
+def _card_entries(field: int) -> tuple[bytes, ...]:
+    """Each card's name as string field ``field``, indexed by the card."""
+    return tuple(length_delimited(field, name.encode()) for name in _NAMES)
+
+
+_HAND5, _OPP7, _PILE8, _UPCARD11, _TAKEN16, _OWN18 = (
+    _card_entries(f) for f in (5, 7, 8, 11, 16, 18))
+_PHASE2 = {p: _key(2, 0) + varint(pb.Phase.Value(name)) for p, name in _PHASE_NAMES.items()}
+
+
+class _LineEntries(dict[PublicEvent, bytes]):
+    """A history line as field 12 of a View, by event, encoded on first use."""
+
+    def __missing__(self, e: PublicEvent) -> bytes:
+        entry = length_delimited(12, _history_line(e).encode())
+        if len(self) < 4096:
+            self[e] = entry
+        return entry
+
+
+_HISTORY12 = _LineEntries()
+_SCORES14: dict[tuple[int, ...], bytes] = {}  # the packed scores, by scores
+
+
+class HistoryMemo:
+    """The last history one seat was sent and its encoding. A hand's history only grows,
+    so the next view's is mostly this one: only the events after it are encoded."""
+
+    __slots__ = ("encoded", "history")
+
+    def __init__(self) -> None:
+        self.history: tuple[PublicEvent, ...] = ()
+        self.encoded = b""
+
+    def encode(self, history: tuple[PublicEvent, ...]) -> bytes:
+        """``history`` as field 12 of a View."""
+        n = len(self.history)
+        if n and len(history) >= n and history[:n] == self.history:
+            encoded = self.encoded + b"".join(map(_HISTORY12.__getitem__, history[n:]))
+        else:
+            encoded = b"".join(map(_HISTORY12.__getitem__, history))
+        self.history, self.encoded = history, encoded
+        return encoded
+_SHEETS19: dict[tuple[Sheet, ...], bytes] = {}
+
+
+def _uint(field: int, n: int) -> bytes:
+    """A varint field, or nothing for 0 (proto3 leaves defaults out)."""
+    return _key(field, 0) + varint(n) if n else b""
+
+
+def encode_view(view: PlayerView, memo: HistoryMemo | None = None) -> bytes:
+    """``view_to_pb(view).SerializeToString()``, written directly; ``memo``: the history
+    this seat was sent last (see ``HistoryMemo``)."""
+    (seat, phase, turn, dealer, hand, hand_sizes, opponent_known, known, pile, stock_count,
+     knock_limit, upcard, multiplier, taken, history, knock, _, _, scores, hand_number,
+     sheets) = view
+    if seat is None:
+        seat = 0
+    small = _SMALL
+    join = b"".join
+    parts = [
+        b"\x08" + small[seat] if seat else b"",
+        _PHASE2[phase],
+        b"\x18" + small[turn] if turn else b"",
+        b"\x20" + small[dealer] if dealer else b"",
+        join(map(_HAND5.__getitem__, hand)),
+        b"\x30" + small[hand_sizes[1 - seat]] if hand_sizes[1 - seat] else b"",
+        join(map(_OPP7.__getitem__, opponent_known)) if opponent_known else b"",
+        join(map(_PILE8.__getitem__, pile)),
+        b"\x48" + small[stock_count] if stock_count else b"",
+        b"\x50" + varint(knock_limit) if knock_limit else b"",
+        _UPCARD11[upcard] if upcard is not None else b"",
+        memo.encode(history) if memo is not None else join(map(_HISTORY12.__getitem__, history)),
+    ]
+    append = parts.append
+    if knock is not None:
+        append(length_delimited(13, _revealed(knock.knocker, knock.melds, knock.deadwood_cards,
+                                              knock.deadwood).SerializeToString()))
+    if scores:
+        encoded = _SCORES14.get(scores)
+        if encoded is None:
+            packed = join(map(varint, scores))
+            encoded = b"\x72" + varint(len(packed)) + packed
+            if len(_SCORES14) < 4096:
+                _SCORES14[scores] = encoded
+        append(encoded)
+    if hand_number:
+        append(b"\x78" + varint(hand_number))
+    if taken is not None:
+        append(_TAKEN16[taken])
+    if multiplier:
+        append(b"\x88\x01" + varint(multiplier))
+    own = known[seat]
+    if own:
+        append(join(map(_OWN18.__getitem__, own)))
+    if sheets:
+        encoded = _SHEETS19.get(sheets)
+        if encoded is None:
+            if len(_SHEETS19) >= 4096:
+                _SHEETS19.clear()
+            encoded = _SHEETS19[sheets] = join(
+                length_delimited(19, s.SerializeToString()) for s in _sheets_to_pb(sheets))
+        append(encoded)
+    return join(parts)
+
+
+class _ActionEntries(dict[Action, bytes]):
+    """A move as a repeated Action field (``field``), by action, encoded on first use."""
+
+    def __init__(self, field: int) -> None:
+        super().__init__()
+        self._field = field
+
+    def __missing__(self, action: Action) -> bytes:
+        entry = length_delimited(self._field, action_to_pb(action).SerializeToString())
+        if len(self) < 4096 and not isinstance(action, Defend | BigGin):
+            self[action] = entry
+        return entry
+
+
+_LEGAL3 = _ActionEntries(3)
+_DISCARD3 = tuple(_LEGAL3[Discard(c)] for c in CARDS)  # by card: no dataclass hash
+
+
+def encode_legal(legal: Iterable[Action]) -> bytes:
+    """The legal moves as field 3 of a DecisionRequest (``action_to_pb`` of each)."""
+    discards, others = _DISCARD3, _LEGAL3
+    return b"".join([discards[a.card] if a.__class__ is Discard else others[a]
+                     for a in legal])
