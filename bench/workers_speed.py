@@ -1,5 +1,5 @@
-"""Every core: ``arena play`` over gRPC with 1 and with 2 arena worker processes, beside raw
-grpc.aio, in one run.
+"""Every core: ``arena play`` with 1 and with 2 worker processes, over gRPC and in process,
+beside raw grpc.aio, in one run.
 
     python -m bench.workers_speed [--games 200] [--workers 1,2] [--concurrency 16]
 
@@ -8,9 +8,11 @@ own loopback port, its bots launched beside it), timed from the first match reco
 the last, and the CPU time of every process of the run read from /proc while it runs:
 the coordinator (which is also the worker when N = 1), each worker process, and the bot
 processes. Figures: hands/s and decisions/s, and CPU microseconds per decision of each
-kind of process. Then raw grpc.aio (bench.raw_grpc_pingpong, 64 streams: no trio, no match
-logic) gives its server's CPU per round trip and round trips per second on this machine,
-the ceiling per core. Nothing is asserted; the machine's speed drifts (docs/benchmarks.md).
+kind of process. The same with the bots called in process (``--in-process``: no gRPC, no
+bot processes), where the workers' own CPU is all there is. Then raw grpc.aio
+(bench.raw_grpc_pingpong, 64 streams: no trio, no match logic) gives its server's CPU per
+round trip and round trips per second on this machine, the ceiling per core. Nothing is
+asserted; the machine's speed drifts (docs/benchmarks.md).
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ class Proc:
 @dataclass
 class Run:
     workers: int
+    mode: str
     hands: int = 0
     decisions: int = 0
     seconds: float = 0.0
@@ -83,8 +86,8 @@ def cpu_and_kind(pid: int, root: int) -> tuple[float, str] | None:
     return cpu, kind
 
 
-def play(workers: int, games: int, concurrency: int, bots: list[str]) -> Run:
-    run = Run(workers)
+def play(workers: int, games: int, concurrency: int, bots: list[str], in_process: bool) -> Run:
+    run = Run(workers, "in process" if in_process else "gRPC")
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp) / "run"
         env = dict(os.environ, PYTHONPATH=str(ROOT))
@@ -92,8 +95,8 @@ def play(workers: int, games: int, concurrency: int, bots: list[str]) -> Run:
             [sys.executable, "-m", "arena.cli", "play", *bots, "--games", str(games),
              "--workers", str(workers), "--concurrency", str(concurrency), "--seed",
              "bench-workers", "--replays", str(folder), "--decision-ms", "5000",
-             "--no-progress"], cwd=tmp, env=env, stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE, text=True)
+             "--no-progress", *(["--in-process"] if in_process else [])], cwd=tmp, env=env,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         while proc.poll() is None:
             for pid in descendants(proc.pid):
                 got = cpu_and_kind(pid, proc.pid)
@@ -143,17 +146,20 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{time.strftime('%Y-%m-%d %H:%M')}, {platform.node()}: {os.cpu_count()} CPUs, "
           f"Python {platform.python_version()}; arena play {args.bots} --games {args.games} "
           f"--concurrency {args.concurrency}")
-    runs = [play(int(n), args.games, args.concurrency, args.bots.split(","))
+    runs = [play(int(n), games, args.concurrency, args.bots.split(","), in_process)
+            for in_process, games in ((False, args.games), (True, args.games * 10))
             for n in args.workers.split(",")]
     raw = raw_baseline(args.raw_seconds)
-    base = runs[0].hands / runs[0].seconds
-    print(f"{'workers':>7} {'hands/s':>8} {'x1':>5} {'decisions/s':>11}  CPU µs a decision: "
-          "coordinator, each worker, each bot (count)")
+    print(f"{'mode':>10} {'workers':>7} {'hands/s':>8} {'x1':>5} {'decisions/s':>11}  CPU µs a "
+          "decision: coordinator, each worker, each bot (count)")
     for r in runs:
+        first = next(x for x in runs if x.mode == r.mode)
+        base = first.hands / first.seconds
         _, coord = r.cpu_per_decision("coordinator")
         nw, worker = r.cpu_per_decision("worker")
         nb, bot = r.cpu_per_decision("bot")
-        print(f"{r.workers:>7} {r.hands / r.seconds:>8,.1f} {r.hands / r.seconds / base:>5.2f} "
+        print(f"{r.mode:>10} {r.workers:>7} {r.hands / r.seconds:>8,.1f} "
+              f"{r.hands / r.seconds / base:>5.2f} "
               f"{r.decisions / r.seconds:>11,.0f}  {coord:,.0f}; "
               f"{f'{worker:,.0f} ({nw})' if nw else '-'}; {bot:,.0f} ({nb})")
     print(f"raw grpc.aio, 64 streams, this machine: {raw['rt_per_s']:,.0f} round trips/s, "

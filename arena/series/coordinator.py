@@ -42,6 +42,7 @@ log = structlog.get_logger("arena.series")
 
 WATCH_S = 0.25  # how often the coordinator reads new results (the store may be on
 # another host; results are recorded by other processes)
+NUDGED_S = 0.05  # after a local worker's nudge, wait this long for more before reading
 COORDINATOR_LEASE_S = 30.0
 
 
@@ -157,6 +158,7 @@ async def _follow(store: Store, scope: str, owner: str, watch: Watch | None,
             log.warning("store_unavailable", detail=str(e))
         with trio.move_on_after(WATCH_S):
             await nudge.wait()
+            await trio.sleep(NUDGED_S)  # a burst of results is read at once
         nudge = outcome.nudge = trio.Event()
 
 

@@ -47,6 +47,7 @@ class NetworkExecutor:
         self.arena = arena
         self.seats = seats
         self.slots = slots
+        self.claim_batch = 1  # a match takes seconds: one at a time spreads them evenly
         self.address = ""
         # a remote bot plays as many matches at once as it has sessions (default one)
         self._limits = {b.name: trio.Semaphore(b.sessions) for b in plan.bots if b.is_remote}

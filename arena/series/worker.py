@@ -24,6 +24,7 @@ import signal
 import socket
 import sys
 import time
+from collections import deque
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -51,6 +52,7 @@ class Executor(Protocol):
     ``network.NetworkExecutor``)."""
 
     slots: int  # matches at once
+    claim_batch: int  # matches claimed at once (fewer transactions for short matches)
 
     async def play(self, spec: MatchSpec) -> tuple[MatchResult, list[dict[str, Any]] | None]:
         """Play ``spec`` to its end; its result and record (None: not kept)."""
@@ -137,11 +139,19 @@ async def work(store: Store, scope: str, plan: Plan, executor: Executor, *, work
 
     committer = Committer(store, scope, replays=replays, rated=plan.rated, on_stored=stored)
 
+    ahead: deque[Claim] = deque()  # claimed together, not yet started (held all the same)
+    batch = max(1, getattr(executor, "claim_batch", 1))
+
     async def next_claim() -> Claim | None:
         while True:
+            if ahead:
+                return ahead.popleft()
             claims: list[Claim] = await _retrying(
-                lambda: store.claim(worker, lease_s=lease_s, scopes=[scope], limit=1))
+                lambda: store.claim(worker, lease_s=lease_s, scopes=[scope], limit=batch))
+            for c in claims:
+                held[c.spec.match_id] = c
             if claims:
+                ahead.extend(claims[1:])
                 return claims[0]
             counts = await _retrying(lambda: store.queue_counts(scope))
             if counts.open == 0:
@@ -177,8 +187,8 @@ async def work(store: Store, scope: str, plan: Plan, executor: Executor, *, work
                 lost = await trio.to_thread.run_sync(store.renew, worker, keys, lease_s)
             except StoreBusy:
                 continue  # the next round tries again; a result waits in the committer
-            for _, match_id in lost:
-                if match_id not in submitted:
+            for _, match_id in lost:  # recorded or given back meanwhile is no loss
+                if match_id in held and match_id not in submitted:
                     log.warning("lease_lost", match_id=match_id, detail="another worker may "
                                 "play this match too; the first result recorded counts")
 
@@ -228,6 +238,18 @@ def stored_plan(store: Store, scope: str) -> Plan:
         raise PlanError(f"scope {scope!r} has no plan: it was not made to be played by "
                         "workers")
     return Plan.from_dict(data)
+
+
+def _others_hold(store: Store, scopes: Sequence[str] | None, skipped: set[str]) -> bool:
+    """True while another worker holds a match of a scope this one may play: its lease may
+    run out, and then this worker plays it."""
+    for info in store.scopes():
+        if info.scope in skipped or (scopes is not None and info.scope not in scopes
+                                     and info.name not in scopes):
+            continue
+        if store.queue_counts(info.scope).open:
+            return True
+    return False
 
 
 def changed_bots(store: Store, scope: str, plan: Plan) -> list[str]:
@@ -281,7 +303,7 @@ async def serve(store: Store, *, scopes: Sequence[str] | None, slots: int, worke
                            replays=where, stats=stats)
             break
         else:
-            if until_idle:
+            if until_idle and not await _retrying(partial(_others_hold, store, scopes, skipped)):
                 return stats
             await trio.sleep(POLL_S)
 

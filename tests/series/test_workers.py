@@ -83,8 +83,9 @@ def test_a_killed_workers_match_runs_out_its_lease_and_another_plays_it_once(db:
         finally:
             a.kill()
             a.communicate()
-        held = store.queue_counts("k")
-        assert held.claimed + held.expired == 1 and held.queued == 3
+        held = store.queue_counts("k")  # A claims a few at a time (in-process matches)
+        assert held.claimed + held.expired >= 1 and held.done == 0
+        assert held.claimed + held.expired + held.queued == len(specs)
         b = worker(db, "elsewhere-b:2:bb", "--scope", "k", "--slots", "1", "--lease-s", "2")
         _, err = b.communicate(timeout=100)
         assert b.returncode == 0, err

@@ -111,6 +111,11 @@ def test_kill_9_then_rerun_resumes_exactly(tmp_path: Path, mode: str) -> None:
         proc.wait()
         if proc.stderr:
             proc.stderr.close()
+    # the killed run's workers die with it (and so do the bots): a commit one of them had
+    # under way lands first, so count once they are all gone
+    deadline = time.monotonic() + 15
+    while any(alive(w) for w in workers) and time.monotonic() < deadline:
+        time.sleep(0.05)
     at_kill = count(db)
     total = bots * (bots - 1) // 2 * deals * 2
     assert kill_at <= at_kill < total, "the run finished before the kill: make it longer"
