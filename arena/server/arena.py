@@ -94,6 +94,11 @@ STATUS = {
 }
 
 
+SEAT_EARLY_S = 3.0
+"""How long a Hello with a seat key waits for its seat to be kept here (a redirected bot
+may arrive before this front end has read the pairing that sends it)."""
+
+
 SHUTDOWN_FLUSH_S = 1.0
 """On shutdown, how long a seated session waits for its match to say ``match_end``."""
 
@@ -311,6 +316,7 @@ class Arena:
         self.lobby: Lobby[Entry] = Lobby()
         self._reconnect: dict[str, GrpcSeat] = {}  # resume key -> seat of a running match
         self._expected: dict[str, _Kept] = {}  # seat key -> the seat kept for a redirect
+        self._seats_kept = trio.Event()  # set (and renewed) whenever a seat is kept
         self.closed = False
         self.recent: deque[MatchResult] = deque(maxlen=256)  # the last results, for tests
         self.finished = 0
@@ -394,7 +400,7 @@ class Arena:
         conn.bot = entry.name
         bound = log.bind(bot=entry.name, peer=conn.peer)
         if entry.seat_key:
-            kept = self._expected.get(entry.seat_key)
+            kept = await self._kept_seat(entry.seat_key)
             if kept is None or kept.name != entry.name or kept.entry is not None:
                 bound.info("session_refused", status=STATUS["no_seat"].name)
                 conn.abort(STATUS["no_seat"], "no seat is kept here for this key (it is "
@@ -498,12 +504,22 @@ class Arena:
                 return (GrpcSeat(a, runs_only=runs_only), GrpcSeat(b, runs_only=runs_only))
             await self.lobby.wait_change()
 
+    async def _kept_seat(self, seat_key: str) -> _Kept | None:
+        """The seat kept for ``seat_key``, waiting up to ``SEAT_EARLY_S`` for it to be kept:
+        the bot's own front end may send it here before this one has read the pairing."""
+        with trio.move_on_after(SEAT_EARLY_S):
+            while seat_key not in self._expected:
+                await self._seats_kept.wait()
+        return self._expected.get(seat_key)
+
     async def expect(self, seat_key: str, bot: str, timeout_s: float, runs_only: bool
                      ) -> GrpcSeat | None:
         """Keep a seat for ``bot`` arriving with ``seat_key`` (a Redirect sent it here) for
         ``timeout_s``: its seat, or None if it did not come. The key works once."""
         kept = _Kept(bot)
         self._expected[seat_key] = kept
+        self._seats_kept.set()
+        self._seats_kept = trio.Event()
         try:
             with trio.move_on_after(timeout_s):
                 await kept.arrived.wait()

@@ -116,3 +116,45 @@ def test_a_seat_key_is_one_time_and_only_for_its_bot(db: str) -> None:
         setup.close()
     assert codes == {"guessed": grpc.StatusCode.NOT_FOUND, "alpha": grpc.StatusCode.NOT_FOUND}
     assert tok_b  # beta never came: its seat simply lapses
+
+
+def test_a_bot_sent_before_its_seat_is_kept_still_gets_it(db: str) -> None:
+    """Its own front end may redirect it before the host has read the pairing: the host
+    keeps the early Hello a moment instead of turning it away (it would then count as a
+    no-show)."""
+    setup = open_store(db)
+    token = register(setup, "beta")
+    got: list[object] = []
+
+    def early_hello(address: str) -> None:
+        with grpc.insecure_channel(address) as channel:
+            stub = pb_grpc.ArenaStub(channel)  # type: ignore[no-untyped-call]
+            msg = pb.BotMessage(hello=pb.Hello(name="beta", protocol_version=PROTOCOL_VERSION,
+                                               token=token, seat_key="early-key-" + "k" * 16))
+            try:
+                for _ in stub.Play(iter([msg]), timeout=10):
+                    pass
+            except grpc.RpcError as e:
+                got.append(e.code())
+
+    async def main() -> None:
+        with trio.fail_after(30):
+            ladder = Ladder(open_store(db), FAST)
+            async with trio.open_nursery() as nursery:
+                port = await nursery.start(ladder.serve)
+                nursery.start_soon(partial(trio.to_thread.run_sync, early_hello,
+                                           f"127.0.0.1:{port}"))
+                await trio.sleep(0.5)  # the bot is here first
+                seat = await ladder.arena.expect("early-key-" + "k" * 16, "beta", 5.0, False)
+                got.append(seat is not None and seat.name == "beta")
+                if seat is not None:
+                    seat.finish()
+                await trio.sleep(0.2)
+                nursery.cancel_scope.cancel()
+            ladder.store.close()
+
+    try:
+        trio.run(main)
+    finally:
+        setup.close()
+    assert got and got[0] is True, got

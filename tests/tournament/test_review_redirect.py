@@ -51,8 +51,10 @@ def test_a_bot_whose_redirect_fails_waits_at_its_own_front_end_again(tmp_path: P
             gone = Pairing(spec, "gone:1:x", address, ladder.frontend, "alpha", "k" * 24)
             await trio.to_thread.run_sync(ladder.store.add_pairings, ladder.scope, [gone],
                                           ladder.frontend)
-            with trio.move_on_after(3):
-                while not returned:
+            await trio.sleep(0.5)  # sent off; the host waits SEAT_EARLY_S before refusing
+            with trio.move_on_after(3 + 5):
+                while not returned and not any(
+                        name == "alpha" for _, name in ladder.arena.waiting()):
                     await trio.sleep(0.05)
             back.append(any(name == "alpha" for _, name in ladder.arena.waiting()))
             ladder.arena.close_lobby()  # ends a waiting SDK bot cleanly
