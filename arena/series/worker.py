@@ -165,7 +165,7 @@ async def work(store: Store, scope: str, plan: Plan, executor: Executor, *, work
             stats.claimed += 1
             if claim.attempt > 1:
                 log.warning("match_reclaimed", match_id=key, attempt=claim.attempt,
-                         detail="an earlier worker's lease ran out; played from the start")
+                            detail="an earlier worker's lease ran out; played from the start")
             result, record = await executor.play(claim.spec)
             if is_unplayed(result):
                 held.pop(key, None)
