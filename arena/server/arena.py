@@ -316,7 +316,7 @@ class Arena:
         self.lobby: Lobby[Entry] = Lobby()
         self._reconnect: dict[str, GrpcSeat] = {}  # resume key -> seat of a running match
         self._expected: dict[str, _Kept] = {}  # seat key -> the seat kept for a redirect
-        self._seats_kept = trio.Event()  # set (and renewed) whenever a seat is kept
+        self._early: dict[str, set[trio.Event]] = {}  # seat key -> Hellos waiting for it
         self.closed = False
         self.recent: deque[MatchResult] = deque(maxlen=256)  # the last results, for tests
         self.finished = 0
@@ -507,9 +507,17 @@ class Arena:
     async def _kept_seat(self, seat_key: str) -> _Kept | None:
         """The seat kept for ``seat_key``, waiting up to ``SEAT_EARLY_S`` for it to be kept:
         the bot's own front end may send it here before this one has read the pairing."""
-        with trio.move_on_after(SEAT_EARLY_S):
-            while seat_key not in self._expected:
-                await self._seats_kept.wait()
+        if seat_key not in self._expected:
+            kept = trio.Event()  # set by expect() for this key only, so that thousands
+            waiting = self._early.setdefault(seat_key, set())  # of early Hellos cost
+            waiting.add(kept)  # nothing when other seats are kept
+            try:
+                with trio.move_on_after(SEAT_EARLY_S):
+                    await kept.wait()
+            finally:
+                waiting.discard(kept)
+                if not waiting and self._early.get(seat_key) is waiting:
+                    del self._early[seat_key]
         return self._expected.get(seat_key)
 
     async def expect(self, seat_key: str, bot: str, timeout_s: float, runs_only: bool
@@ -518,8 +526,8 @@ class Arena:
         ``timeout_s``: its seat, or None if it did not come. The key works once."""
         kept = _Kept(bot)
         self._expected[seat_key] = kept
-        self._seats_kept.set()
-        self._seats_kept = trio.Event()
+        for early in self._early.pop(seat_key, ()):
+            early.set()
         try:
             with trio.move_on_after(timeout_s):
                 await kept.arrived.wait()

@@ -250,20 +250,46 @@ def _wait_ready(channel: grpc.Channel, bot: Bot, address: str, timeout_s: float,
 
 
 def _follow(bot: Bot, redirect: pb.Redirect, token: str, *, tls: bool,
-            tls_ca: bytes | None) -> bool:
+            tls_ca: bytes | None, retry_s: float = 5.0) -> bool:
     """Play the match a Redirect sends the bot to (at another front end of the same
-    ladder, where a seat is kept for it); True if it was played to its end. A seat no
-    longer kept there (NOT_FOUND), or a front end out of reach, is given up: the bot then
-    waits at its own arena again."""
+    ladder, where a seat is kept for it); True if it was played to its end. A stream that
+    fails is tried again as over the bot's own arena: before the match, with the seat key
+    while the seat is kept (``valid_ms``); once MatchStart gave a resume key, resumed
+    within ``retry_s``. A seat no longer kept there (NOT_FOUND), or a front end out of
+    reach, is given up: the bot then waits at its own arena again."""
     print(f"[{bot.name}] redirected to {redirect.address} for a match", file=sys.stderr)
-    hello = pb.Hello(name=bot.name, protocol_version=PROTOCOL_VERSION, token=token,
-                     seat_key=redirect.seat_key)
+    seen: list[str] = []
+    deadline = time.monotonic() + max(1.0, redirect.valid_ms / 1000)
     try:
         with open_channel(redirect.address, tls=tls, tls_ca=tls_ca) as channel:
-            grpc.channel_ready_future(channel).result(
-                timeout=max(1.0, redirect.valid_ms / 1000))
             stub = pb_grpc.ArenaStub(channel)  # type: ignore[no-untyped-call]
-            return _play_stream(bot, stub, hello, [], [0]) is True
+            while True:
+                resume = seen[-1] if seen else ""
+                hello = pb.Hello(name=bot.name, protocol_version=PROTOCOL_VERSION,
+                                 token=token, resume=resume,
+                                 seat_key="" if resume else redirect.seat_key)
+                heard = [0]
+                try:
+                    grpc.channel_ready_future(channel).result(
+                        timeout=max(0.0, deadline - time.monotonic()))
+                    finished = _play_stream(bot, stub, hello, seen, heard)
+                except grpc.RpcError as e:
+                    code = e.code() if hasattr(e, "code") else None
+                    if code == grpc.StatusCode.NOT_FOUND and resume:
+                        return True  # the match ended while the bot was away
+                    if code in _FATAL or code == grpc.StatusCode.NOT_FOUND:
+                        raise
+                    if seen and (heard[0] or seen[-1] != resume):
+                        deadline = time.monotonic() + retry_s  # it was playing: resume
+                    if time.monotonic() > deadline:
+                        raise
+                    time.sleep(0.05)
+                    continue
+                if finished is True:
+                    return True
+                if isinstance(finished, pb.Redirect) or not seen:
+                    return False  # sent on again, or closed without a match
+                deadline = time.monotonic() + retry_s  # ended mid-match: resume it
     except (grpc.RpcError, grpc.FutureTimeoutError) as e:
         detail = e.details() if isinstance(e, grpc.RpcError) and hasattr(e, "details") else e
         print(f"[{bot.name}] the redirect to {redirect.address} failed ({detail!s}); "
@@ -342,7 +368,8 @@ def run(bot: Bot, address: str, *, token: str = "", resume: str = "", matches: i
                 continue
             busy_since, busy_tries = None, 0
             if isinstance(finished, pb.Redirect):
-                if not _follow(bot, finished, token, tls=tls, tls_ca=tls_ca):
+                if not _follow(bot, finished, token, tls=tls, tls_ca=tls_ca,
+                               retry_s=retry_s):
                     continue  # no match there after all: wait at this arena again
                 finished = True
             if finished:
