@@ -242,13 +242,25 @@ def stored_plan(store: Store, scope: str) -> Plan:
 
 def _others_hold(store: Store, scopes: Sequence[str] | None, skipped: set[str]) -> bool:
     """True while another worker holds a match of a scope this one may play: its lease may
-    run out, and then this worker plays it."""
+    run out, and then this worker plays it. A scope this worker would skip (no plan, remote
+    bots, other bots here) is added to ``skipped`` instead of waited for."""
     for info in store.scopes():
         if info.scope in skipped or (scopes is not None and info.scope not in scopes
                                      and info.name not in scopes):
             continue
-        if store.queue_counts(info.scope).open:
-            return True
+        if not store.queue_counts(info.scope).open:
+            continue
+        try:
+            plan = stored_plan(store, info.scope)
+        except StoreBusy:
+            raise  # not a reason to skip: the caller tries again
+        except (PlanError, StoreError):
+            skipped.add(info.scope)
+            continue
+        if plan.has_remote or changed_bots(store, info.scope, plan):
+            skipped.add(info.scope)
+            continue
+        return True
     return False
 
 
@@ -278,8 +290,8 @@ async def serve(store: Store, *, scopes: Sequence[str] | None, slots: int, worke
             open_scopes = [s for s in open_scopes if s in scopes or s in named]
         todo = [s for s in open_scopes if s not in skipped]
         for scope in todo:
-            try:
-                plan = stored_plan(store, scope)
+            try:  # a busy store is tried again, never a reason to skip the scope
+                plan = await _retrying(partial(stored_plan, store, scope))
             except (PlanError, StoreError) as e:
                 log.warning("scope_skipped", scope=scope, detail=str(e))
                 skipped.add(scope)
