@@ -9,6 +9,7 @@ spec already resolved to ``file.py:Class`` or ``module:Class`` by ``arena.botspe
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import inspect
 import os
 import sys
@@ -31,7 +32,13 @@ class SpecError(ValueError):
 
 def load_bot_class(spec: str) -> type[Bot]:
     """The Bot subclass named by ``spec``; ``SpecError`` saying what was wrong otherwise."""
-    spec = SAMPLE_BOTS.get(spec, spec)
+    if spec in SAMPLE_BOTS:
+        spec = SAMPLE_BOTS[spec]
+        package = spec.partition(".")[0]
+        if importlib.util.find_spec(package) is None:
+            raise SpecError(f"the sample bots ({package}) come with the arena, not with "
+                            "gin-arena-sdk alone: run this from a clone of gin-arena, or "
+                            "give your bot's file")
     head, _, cls_name = spec.partition(":")
     try:
         module = import_bot_module(head)
