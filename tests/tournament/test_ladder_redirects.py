@@ -55,6 +55,21 @@ class _Dropped(grpc.RpcError):
         return "connection reset"
 
 
+class _Ready:
+    def result(self, timeout: float | None = None) -> None:
+        return None
+
+
+def streams_scripted_by(monkeypatch: pytest.MonkeyPatch, play_stream: Any) -> None:
+    """The SDK client's streams answered by ``play_stream`` instead of a network: only
+    ``_follow``'s retry logic is under test here."""
+    monkeypatch.setattr(client, "_play_stream", play_stream)
+    monkeypatch.setattr(client, "open_channel",
+                        lambda *a, **k: contextlib.nullcontext(object()))
+    monkeypatch.setattr(client.grpc, "channel_ready_future", lambda channel: _Ready())
+    monkeypatch.setattr(client.pb_grpc, "ArenaStub", lambda channel: object())
+
+
 def test_a_redirected_match_is_resumed_after_a_dropped_stream(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """A bot redirected to a host plays there; its stream drops mid-match (after
@@ -72,15 +87,7 @@ def test_a_redirected_match_is_resumed_after_a_dropped_stream(
             raise _Dropped()
         return True
 
-    class _Ready:
-        def result(self, timeout: float | None = None) -> None:
-            return None
-
-    monkeypatch.setattr(client, "_play_stream", play_stream)
-    monkeypatch.setattr(client, "open_channel",
-                        lambda *a, **k: contextlib.nullcontext(object()))
-    monkeypatch.setattr(client.grpc, "channel_ready_future", lambda channel: _Ready())
-    monkeypatch.setattr(client.pb_grpc, "ArenaStub", lambda channel: object())
+    streams_scripted_by(monkeypatch, play_stream)
     redirect = pb.Redirect(address="127.0.0.1:1", seat_key="seat-1", valid_ms=5000)
     played = client._follow(Bot(), redirect, "token", tls=False, tls_ca=None)
     assert hellos[:2] == [("seat-1", ""), ("", "resume-1")], hellos
@@ -101,15 +108,7 @@ def test_a_redirect_whose_first_dial_fails_is_tried_again_while_the_seat_is_kept
             raise _Dropped()
         return True
 
-    class _Ready:
-        def result(self, timeout: float | None = None) -> None:
-            return None
-
-    monkeypatch.setattr(client, "_play_stream", play_stream)
-    monkeypatch.setattr(client, "open_channel",
-                        lambda *a, **k: contextlib.nullcontext(object()))
-    monkeypatch.setattr(client.grpc, "channel_ready_future", lambda channel: _Ready())
-    monkeypatch.setattr(client.pb_grpc, "ArenaStub", lambda channel: object())
+    streams_scripted_by(monkeypatch, play_stream)
     redirect = pb.Redirect(address="127.0.0.1:1", seat_key="seat-1", valid_ms=5000)
     assert client._follow(Bot(), redirect, "token", tls=False, tls_ca=None) is True
     assert hellos == [("seat-1", ""), ("seat-1", "")]
